@@ -1,0 +1,1 @@
+"""Adminium's console entry point and process launcher."""

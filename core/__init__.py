@@ -1,0 +1,1 @@
+"""The domain of timed moves. Imports no flask, redis or rq."""

@@ -1,0 +1,1 @@
+"""The app manifest: model, loader and check."""

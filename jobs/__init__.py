@@ -1,0 +1,1 @@
+"""RQ glue: the cron registration and the per-connection sweep job."""

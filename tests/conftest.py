@@ -1,0 +1,75 @@
+"""Shared fixtures: real PostgreSQL and Redis, from TEST_*_URL or embedded."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from adminium.embedded import Embedded, start_postgres, start_redis
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def embedded() -> Iterator[Embedded]:
+    """Embedded servers for the session, started only when a test needs one without a URL."""
+    servers = Embedded()
+    yield servers
+    servers.stop()
+
+
+@pytest.fixture(scope="session")
+def server_database_url(embedded: Embedded) -> str:
+    """A PostgreSQL server's maintenance database URL."""
+    url = os.environ.get("TEST_DATABASE_URL")
+    if url:
+        return url
+    return start_postgres(ROOT / "instance" / "test-pg", embedded)
+
+
+@pytest.fixture(scope="session")
+def redis_url(embedded: Embedded) -> str:
+    """A Redis server's URL."""
+    url = os.environ.get("TEST_REDIS_URL")
+    if url:
+        return url
+    return start_redis(ROOT / "instance" / "test-redis.db", embedded)
+
+
+@pytest.fixture
+def make_database(server_database_url: str) -> Iterator[object]:
+    """Factory: a fresh, empty database on the test server; dropped after the test."""
+    made: list[str] = []
+
+    def make() -> str:
+        name = f"adm_test_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(server_database_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        made.append(name)
+        return database_url_for(server_database_url, name)
+
+    yield make
+    with psycopg.connect(server_database_url, autocommit=True) as conn:
+        for name in made:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+def database_url_for(server_url: str, name: str) -> str:
+    """The same server's URL for another database."""
+    info = psycopg.conninfo.conninfo_to_dict(server_url)
+    info["dbname"] = name
+    return psycopg.conninfo.make_conninfo(**info)
+
+
+@pytest.fixture
+def database_url(make_database: object) -> str:
+    """A fresh, empty database for one test."""
+    return make_database()  # type: ignore[operator]

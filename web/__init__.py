@@ -1,0 +1,25 @@
+"""The web process: Flask app factory."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from flask import Flask
+
+from web import status
+
+
+def create_app(test_config: dict[str, Any] | None = None) -> Flask:
+    """Create the web app; configuration comes from the environment unless a test gives it."""
+    app = Flask(__name__, template_folder="../templates", static_folder="../static")
+    app.config.from_mapping(
+        SECRET_KEY=os.environ.get("SECRET_KEY", "dev"),
+        DATABASE_URL=os.environ.get("DATABASE_URL", ""),
+        REDIS_URL=os.environ.get("REDIS_URL", ""),
+    )
+    if test_config:
+        app.config.from_mapping(test_config)
+
+    app.register_blueprint(status.bp)
+    return app
