@@ -302,11 +302,16 @@ class Outbox(Model):
 
 
 class App(Model):
-    """An app: its tables, the roles its moves may be kept for, and its outbox."""
+    """An app: its tables, the roles its moves may be kept for, and its outbox.
+
+    `schema` is the PostgreSQL schema of the connection's database that holds the
+    app's tables (`public` unless named), so several apps can share one database.
+    """
 
     schema_: str | None = Field(default=None, alias="$schema")
     name: Name
     title: str | None = None
+    schema_name: Name = Field(default="public", alias="schema")
     roles: list[str] = Field(default_factory=list)
     tables: dict[Name, Table] = Field(min_length=1)
     outbox: Outbox | None = None
