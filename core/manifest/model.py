@@ -1,26 +1,77 @@
 """The app manifest as a typed model: the structural half of the check.
 
 Every shape the spec shows is kept exactly as shown. Each model forbids unknown
-fields, so a typo never passes silently. Rules that need the whole document
-(cross references, the refusal sentences) live in `core.manifest.check`.
+fields, so a typo never passes silently, and is strict: `"5"` is no number and
+`1` is no `true`. Rules that need the whole document (cross references, the
+refusal sentences) live in `core.manifest.check`.
+
+Unions are tagged by a small function rather than tried member by member, so a
+mistake inside one is reported once, at its place. The tags start with `~`;
+`core.manifest.structure` drops them from locations.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PlainValidator,
+    StringConstraints,
+    Tag,
+    WithJsonSchema,
+)
+from pydantic_core import PydanticCustomError
 
-Name = Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_]*$", max_length=63)]
-"""A table, column or state name: lower-case SQL identifier."""
+NAME_PATTERN = r"^[a-z_][a-z0-9_]*$"
+WALL_TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 
-Scalar = str | int | float | bool | None
+Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN, max_length=63)]
+"""A table, column, state or role name: lower-case SQL identifier."""
+
+WallTime = Annotated[str, StringConstraints(pattern=WALL_TIME_PATTERN)]
+"""A wall time written `HH:MM` on a 24-hour clock."""
+
+
+def _scalar(value: Any) -> Any:
+    """Accept a JSON text, number, true/false or null; refuse lists and objects."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise PydanticCustomError("scalar", "a value here is text, a number, true, false or null")
+
+
+def _number(value: Any) -> Any:
+    """Accept a JSON number (whole or not: the check refuses fractions with a sentence)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    raise PydanticCustomError("number", "an amount is a whole number or a setting {table, column}")
+
+
+Scalar = Annotated[
+    str | int | float | bool | None,
+    PlainValidator(_scalar),
+    WithJsonSchema({"type": ["string", "number", "boolean", "null"]}),
+]
+"""A fixed value: text, a number, true or false, or null."""
+
+Number = Annotated[int | float, PlainValidator(_number), WithJsonSchema({"type": "number"})]
+
+
+def _tag(tags: dict[type, str], value: Any, pick: Any) -> str | None:
+    """The union member a value is meant as: by its model class, else by `pick(dict)`."""
+    for cls, tag in tags.items():
+        if isinstance(value, cls):
+            return tag
+    return pick(value) if isinstance(value, dict) else None
 
 
 class Model(BaseModel):
-    """Base of every manifest model: frozen, unknown fields refused."""
+    """Base of every manifest model: frozen, strict, unknown fields refused."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
 
 # --- settings and shifts -------------------------------------------------------
@@ -33,11 +84,21 @@ class SettingRef(Model):
     column: Name
 
 
-Amount = int | float | SettingRef
-"""A shift's amount: a whole number, or a whole-number column of the settings row.
+def _amount_tag(value: Any) -> str | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return "~number"
+    return _tag({SettingRef: "~setting"}, value, lambda _: "~setting")
 
-Floats are accepted by the structure so the check can refuse them with a sentence.
-"""
+
+Amount = Annotated[
+    Annotated[Number, Tag("~number")] | Annotated[SettingRef, Tag("~setting")],
+    Discriminator(
+        _amount_tag,
+        custom_error_type="amount",
+        custom_error_message="an amount is a whole number or a setting {table, column}",
+    ),
+]
+"""A shift's amount: a whole number, or a whole-number column of the settings row."""
 
 
 class Shift(Model):
@@ -74,7 +135,32 @@ class RowTime(Model):
     column: Name
 
 
-TimeOfDay = str | HoursEdge | SettingRef | RowTime
+def _time_tag(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "~clock"
+
+    def pick(data: dict[str, Any]) -> str:
+        if "hours" in data or "edge" in data:
+            return "~hours"
+        return "~setting" if "table" in data else "~row"
+
+    return _tag({HoursEdge: "~hours", SettingRef: "~setting", RowTime: "~row"}, value, pick)
+
+
+TimeOfDay = Annotated[
+    Annotated[WallTime, Tag("~clock")]
+    | Annotated[HoursEdge, Tag("~hours")]
+    | Annotated[SettingRef, Tag("~setting")]
+    | Annotated[RowTime, Tag("~row")],
+    Discriminator(
+        _time_tag,
+        custom_error_type="time_of_day",
+        custom_error_message=(
+            'a time is "HH:MM", a setting {table, column}, an hours edge {hours, edge}'
+            " or a column of the row {column}"
+        ),
+    ),
+]
 """`"HH:MM"`, a setting, an opening-hours edge, or a time kept on the row."""
 
 
@@ -153,7 +239,7 @@ class Column(Model):
     type: ColumnType
     nullable: bool = False
     max_length: int | None = Field(default=None, alias="maxLength", ge=1)
-    values: list[str] | None = None
+    values: list[Name] | None = None
     references: Name | None = None
     public: bool = False
     default: Scalar = None
@@ -186,15 +272,28 @@ class Requires(Model):
 
 
 class MoveSpec(Model):
-    """A move written as an object: its target and what it needs."""
+    """A move written as an object: its target, what it needs, undo, and who may make it."""
 
     to: Name
     requires: Requires | None = None
     undo: bool = False
-    roles: list[str] | None = None
+    roles: list[Name] | None = None
 
 
-Move = Name | MoveSpec
+def _move_tag(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "~state"
+    return _tag({MoveSpec: "~move"}, value, lambda _: "~move")
+
+
+Move = Annotated[
+    Annotated[Name, Tag("~state")] | Annotated[MoveSpec, Tag("~move")],
+    Discriminator(
+        _move_tag,
+        custom_error_type="move",
+        custom_error_message='a move is a state name or an object {"to": …}',
+    ),
+]
 
 
 class Create(Model):
@@ -221,7 +320,7 @@ class Late(Model):
     within: Shift
     mode: Literal["flag", "refuse"]
     flag: Name | None = None
-    refuse: str | None = None
+    refuse: Literal["public", "everyone"] | None = None
 
 
 class States(Model):
@@ -236,7 +335,7 @@ class States(Model):
 
 
 class Table(Model):
-    """One table of the app."""
+    """One table of the app. Later rules (lock, limits, effects, holds) join here."""
 
     key: Name
     columns: list[Column] = Field(min_length=1)
@@ -253,42 +352,68 @@ class OutboxSettings(Model):
 
 
 class LeadFallback(Model):
-    """Where a lead is read when the linked row gives none."""
+    """Where a lead is read when the linked row gives none: a setting."""
 
     table: Name
     column: Name
 
 
 class Lead(Model):
-    """How long before the moment a reminder goes, and optionally at which wall time."""
+    """How long before the moment a reminder goes (hours), and optionally at which wall time."""
 
     via: Name | None = None
     table: Name
     column: Name
     fallback: LeadFallback | None = None
     max: int | None = Field(default=None, ge=1)
-    at: str | None = None
+    at: WallTime | None = None
 
 
 class Before(Model):
-    """The moment a reminder leads up to."""
+    """The moment a reminder leads up to: a timestamptz column of `table`."""
 
     table: Name
     at: Name
     lead: Lead
 
 
-class Producer(Model):
-    """A source of outbox emails: a reminder before a moment, or a message on a state."""
+class Reminder(Model):
+    """An email sent a lead of hours before a row's moment."""
 
-    kind: Literal["reminder", "message"]
+    kind: Literal["reminder"]
     link: Name | None = None
-    before: Before | None = None
-    table: Name | None = None
-    on: ValueWatch | None = None
+    before: Before
     subject: str | None = None
     body: str | None = None
-    to: Name | None = None
+
+
+class Message(Model):
+    """An email queued when a row's column takes one of the watched values."""
+
+    kind: Literal["message"]
+    table: Name
+    on: ValueWatch
+    to: Name
+    subject: str = Field(min_length=1)
+    body: str = Field(min_length=1)
+
+
+def _producer_tag(value: Any) -> str | None:
+    if isinstance(value, Reminder | Message):
+        return f"~{value.kind}"
+    if isinstance(value, dict) and value.get("kind") in ("reminder", "message"):
+        return f"~{value['kind']}"
+    return None
+
+
+Producer = Annotated[
+    Annotated[Reminder, Tag("~reminder")] | Annotated[Message, Tag("~message")],
+    Discriminator(
+        _producer_tag,
+        custom_error_type="producer",
+        custom_error_message='a producer\'s "kind" is "reminder" or "message"',
+    ),
+]
 
 
 class Outbox(Model):
@@ -312,7 +437,7 @@ class App(Model):
     name: Name
     title: str | None = None
     schema_name: Name = Field(default="public", alias="schema")
-    roles: list[str] = Field(default_factory=list)
+    roles: list[Name] = Field(default_factory=list)
     tables: dict[Name, Table] = Field(min_length=1)
     outbox: Outbox | None = None
 
