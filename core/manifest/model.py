@@ -334,12 +334,24 @@ class States(Model):
     create: Create | None = None
 
 
+class LockRule(Model):
+    """Columns kept shut while `when` holds: `{"when": {...}, "columns": ["*"]}`.
+
+    `"*"` is every column but the state column, which only moves change. What `set`,
+    stamps and codes write goes through the lock.
+    """
+
+    when: ValueWatch
+    columns: list[Literal["*"] | Name] = Field(min_length=1)
+
+
 class Table(Model):
     """One table of the app. Later rules (lock, limits, effects, holds) join here."""
 
     key: Name
     columns: list[Column] = Field(min_length=1)
     states: States | None = None
+    lock: list[LockRule] | None = None
 
 
 # --- the outbox -----------------------------------------------------------------

@@ -1,0 +1,95 @@
+"""Adminium's own schema in a connection's database, and the audit entry every write leaves."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+
+ADMINIUM_SCHEMA = "adminium"
+
+adminium_metadata = sa.MetaData(schema=ADMINIUM_SCHEMA)
+"""Adminium's bookkeeping tables (audit now; outbox, set-aside records and more join here)."""
+
+audit = sa.Table(
+    "audit",
+    adminium_metadata,
+    sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True),
+    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("actor", sa.Text, nullable=False),
+    sa.Column("actor_kind", sa.Text, nullable=False),
+    sa.Column("app", sa.Text, nullable=False),
+    sa.Column("table_name", sa.Text, nullable=False),
+    sa.Column("row_key", sa.Text, nullable=False),
+    sa.Column("move_from", sa.Text),
+    sa.Column("move_to", sa.Text),
+    sa.Column("before", JSONB),
+    sa.Column("after", JSONB),
+    sa.Index("ix_audit_row", "app", "table_name", "row_key"),
+)
+
+
+def write_and_audit(
+    table: sa.Table,
+    key_column: str,
+    key: Any,
+    changes: Mapping[str, Any],
+    entry: Mapping[str, Any],
+) -> sa.Select[Any]:
+    """One statement: insert (key None) or update the row, and audit it; selects the row written.
+
+    The row before is read in the same snapshot as the update, and the row after is the one
+    the database returns, both as JSON: one round trip makes the write and its audit entry.
+    """
+    if key is None:
+        written = sa.insert(table).values(dict(changes)).returning(*table.c).cte("written")
+        before: Any = sa.null()
+    else:
+        held = table.alias("held")
+        before = (
+            sa.select(sa.func.to_jsonb(held.table_valued()))
+            .where(held.c[key_column] == key)
+            .scalar_subquery()
+        )
+        written = (
+            sa.update(table)
+            .where(table.c[key_column] == key)
+            .values(dict(changes))
+            .returning(*table.c)
+            .cte("written")
+        )
+    values = sa.select(
+        *(sa.literal(value, audit.c[name].type).label(name) for name, value in entry.items()),
+        sa.cast(written.c[key_column], sa.Text).label("row_key"),
+        before.label("before"),
+        sa.func.to_jsonb(written.table_valued()).label("after"),
+    )
+    audited = (
+        sa.insert(audit).from_select([*entry, "row_key", "before", "after"], values).cte("audited")
+    )
+    return sa.select(*written.c).add_cte(audited)
+
+
+def audit_entry(
+    *,
+    at: datetime,
+    actor: str,
+    actor_kind: str,
+    app: str,
+    table: str,
+    move_from: str | None,
+    move_to: str | None,
+) -> dict[str, Any]:
+    """The audit columns a write knows before it is made."""
+    return {
+        "at": at,
+        "actor": actor,
+        "actor_kind": actor_kind,
+        "app": app,
+        "table_name": table,
+        "move_from": move_from,
+        "move_to": move_to,
+    }

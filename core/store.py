@@ -1,0 +1,246 @@
+"""A connection's database: the app's tables from its manifest, row reads, row locks.
+
+Each app's tables live in the PostgreSQL schema the manifest names (`public` unless
+named); Adminium's own bookkeeping lives in the schema `adminium` of the same database,
+so everything one write makes commits in one transaction (DESIGN decision 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import sqlalchemy as sa
+from pydantic import BaseModel
+from sqlalchemy.engine import Connection, Engine
+
+from core.audit import ADMINIUM_SCHEMA, adminium_metadata
+from core.manifest.model import (
+    App,
+    Column,
+    HoursRef,
+    Moment,
+    SettingCondition,
+    SettingRef,
+    Table,
+)
+
+Row = dict[str, Any]
+
+_SIMPLE_TYPES: dict[str, sa.types.TypeEngine[Any]] = {
+    "serial": sa.Integer(),
+    "integer": sa.Integer(),
+    "numeric": sa.Numeric(),
+    "boolean": sa.Boolean(),
+    "date": sa.Date(),
+    "timestamptz": sa.DateTime(timezone=True),
+}
+
+
+def engine_url(url: str) -> str:
+    """A plain `postgresql://` URL as SQLAlchemy's psycopg 3 URL."""
+    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    raise ValueError("a connection URL starts with postgresql://")
+
+
+def make_engine(url: str, **options: Any) -> Engine:
+    """An engine on a connection's database (psycopg 3)."""
+    return sa.create_engine(engine_url(url), **options)
+
+
+def _column_type(
+    table_name: str, column: Column, states: Sequence[str]
+) -> sa.types.TypeEngine[Any]:
+    """The SQL type of a manifest column; an enum is text with a named CHECK of its values."""
+    if column.type in _SIMPLE_TYPES:
+        return _SIMPLE_TYPES[column.type]
+    if column.type == "enum":
+        values = list(column.values or states)
+        return sa.Enum(
+            *values,
+            native_enum=False,
+            create_constraint=True,
+            length=max(len(v) for v in values),
+            name=f"ck_{table_name}_{column.ref}",
+            validate_strings=False,
+        )
+    return sa.String(column.max_length) if column.max_length else sa.Text()
+
+
+def _server_default(column: Column) -> Any:
+    """A manifest default as the column's server default."""
+    if column.default is None:
+        return None
+    if isinstance(column.default, bool):
+        return sa.true() if column.default else sa.false()
+    if isinstance(column.default, int | float):
+        return sa.text(repr(column.default))
+    return column.default
+
+
+def _states_of(table: Table) -> list[str]:
+    """Every state a table's state column may hold."""
+    if table.states is None:
+        return []
+    found = [table.states.initial, *table.states.moves]
+    for moves in table.states.moves.values():
+        found.extend(m if isinstance(m, str) else m.to for m in moves)
+    return list(dict.fromkeys(found))
+
+
+def build_metadata(app: App) -> sa.MetaData:
+    """SQLAlchemy tables for the app's manifest, in the app's schema."""
+    metadata = sa.MetaData(schema=app.schema_name)
+    for name, table in app.tables.items():
+        states = _states_of(table)
+        columns: list[sa.Column[Any]] = []
+        for column in table.columns:
+            args: list[Any] = []
+            if column.references is not None:
+                target = app.tables[column.references].key
+                args.append(sa.ForeignKey(f"{app.schema_name}.{column.references}.{target}"))
+            is_key = column.ref == table.key
+            columns.append(
+                sa.Column(
+                    column.ref,
+                    _column_type(name, column, states),
+                    *args,
+                    primary_key=is_key,
+                    autoincrement=column.type == "serial" if is_key else False,
+                    nullable=column.nullable and not is_key,
+                    server_default=_server_default(column),
+                )
+            )
+        if table.states is not None and table.states.column not in {c.ref for c in table.columns}:
+            columns.append(sa.Column(table.states.column, sa.Text(), nullable=False))
+        sa.Table(name, metadata, *columns)
+    return metadata
+
+
+def _moment_columns(moment: Moment) -> list[str]:
+    """The row's own columns a moment reads, its fallbacks included."""
+    found = [moment.column] if moment.via is None else []
+    for fallback in moment.or_ or ():
+        found.extend(_moment_columns(fallback))
+    return found
+
+
+def timed_indexes(app: App) -> list[str]:
+    """The CREATE INDEX statements the app's timed moves want: (state column, moment column)."""
+    statements: list[str] = []
+    for name, table in app.tables.items():
+        if table.states is None:
+            continue
+        state = table.states.column
+        for rule in table.states.timed or ():
+            for column in _moment_columns(rule.at):
+                statement = (
+                    f'CREATE INDEX IF NOT EXISTS "ix_{name}_{state}_{column}"'
+                    f' ON "{app.schema_name}"."{name}" ("{state}", "{column}")'
+                )
+                if statement not in statements:
+                    statements.append(statement)
+    return statements
+
+
+def install_app(engine: Engine, app: App) -> None:
+    """Create the app's schema, tables and timed-move indexes, and Adminium's schema. Idempotent."""
+    with engine.begin() as conn:
+        for schema in (app.schema_name, ADMINIUM_SCHEMA):
+            conn.execute(sa.schema.CreateSchema(schema, if_not_exists=True))
+        adminium_metadata.create_all(conn, checkfirst=True)
+        build_metadata(app).create_all(conn, checkfirst=True)
+        for statement in timed_indexes(app):
+            conn.execute(sa.text(statement))
+
+
+class Store:
+    """One app on a connection's database: its tables, row reads and row locks."""
+
+    def __init__(self, engine: Engine, app: App, zone: ZoneInfo, *, connection: str = "") -> None:
+        self.engine = engine
+        self.app = app
+        self.zone = zone
+        self.connection = connection
+        self.metadata = build_metadata(app)
+
+    def table(self, name: str) -> sa.Table:
+        """The SQLAlchemy table of one of the app's tables."""
+        return self.metadata.tables[f"{self.app.schema_name}.{name}"]
+
+    def spec(self, name: str) -> Table:
+        """The manifest of one of the app's tables."""
+        return self.app.tables[name]
+
+    def coerce_key(self, name: str, key: Any) -> Any:
+        """A key as its column's type: a whole-number key given as text becomes an int."""
+        spec = self.spec(name)
+        column = next(c for c in spec.columns if c.ref == spec.key)
+        if column.type in ("serial", "integer") and isinstance(key, str):
+            return int(key) if key.strip().lstrip("-").isdigit() else None
+        return key
+
+    def read_row(self, conn: Connection, name: str, key: Any, *, lock: bool = False) -> Row | None:
+        """A row by its key; with `lock`, held FOR UPDATE NOWAIT until the transaction ends."""
+        table = self.table(name)
+        query = sa.select(table).where(table.c[self.spec(name).key] == key)
+        if lock:
+            query = query.with_for_update(nowait=True)
+        found = conn.execute(query).mappings().first()
+        return dict(found) if found is not None else None
+
+    def read_rows(self, conn: Connection, name: str) -> list[Row]:
+        """Every row of a table (settings and hours tables are a handful of rows)."""
+        return [dict(row) for row in conn.execute(sa.select(self.table(name))).mappings()]
+
+    def tables_for_moments(
+        self, conn: Connection, names: Iterable[str] | None = None
+    ) -> dict[str, list[Row]]:
+        """The settings and hours tables moments read, by name (all the app names, by default)."""
+        wanted = self.moment_tables() if names is None else set(names)
+        return {name: self.read_rows(conn, name) for name in sorted(wanted)}
+
+    def moment_tables(self) -> set[str]:
+        """The tables the app's moments, conditions and stamps may read as settings or hours."""
+        found: set[str] = set()
+        _collect_tables(self.app, found)
+        return found & set(self.app.tables)
+
+    def linked_rows(
+        self, conn: Connection, name: str, row: Mapping[str, Any], vias: Iterable[str]
+    ) -> dict[str, Row | None]:
+        """The rows this row's foreign keys point at, by foreign-key column (None when missing)."""
+        linked: dict[str, Row | None] = {}
+        columns = {c.ref: c for c in self.spec(name).columns}
+        for via in vias:
+            target = columns[via].references
+            value = row.get(via)
+            linked[via] = (
+                None if target is None or value is None else self.read_row(conn, target, value)
+            )
+        return linked
+
+    def find_by_code(self, name: str, column: str, code: str) -> Row | None:
+        """The row whose code column holds exactly this code; None for an unknown or old code."""
+        table = self.table(name)
+        with self.engine.connect() as conn:
+            found = conn.execute(sa.select(table).where(table.c[column] == code)).mappings().first()
+        return dict(found) if found is not None else None
+
+
+def _collect_tables(node: Any, found: set[str]) -> None:
+    """Every table a manifest part reads as a setting or an hours table."""
+    if isinstance(node, SettingRef | SettingCondition | HoursRef):
+        found.add(node.table)
+    elif isinstance(node, BaseModel):
+        for field in type(node).model_fields:
+            _collect_tables(getattr(node, field), found)
+    elif isinstance(node, list | tuple):
+        for value in node:
+            _collect_tables(value, found)
+    elif isinstance(node, dict):
+        for value in node.values():
+            _collect_tables(value, found)

@@ -1,0 +1,354 @@
+"""One write = one transaction: the pipeline every change of a row goes through.
+
+Screens, the REST and public APIs, imports, sample data and the clock all call
+`write_row`. In order (DESIGN "The write pipeline"): 1 lock the row and read it as
+held; 2 the move listed, undo, roles; 3 what the move waits for and its late rule;
+4 the lock and the database's own refusals; 5 the state, `set`, stamps and codes;
+6 effects; 7 the audit entry, emails, automations; 8 commit, then the events.
+A refusal anywhere is one AdminiumError and the whole transaction rolls back.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from core.actors import Actor, ActorKind
+from core.audit import audit_entry, write_and_audit
+from core.errors import (
+    ColumnNotWritable,
+    RowNotFound,
+    StateChanged,
+    StateMoveForbidden,
+    StateMoveNotListed,
+    UndoRefused,
+    ValueRefused,
+    WriteConflict,
+)
+from core.events import RowEvent
+from core.manifest.model import MoveSpec, Table, Timed
+from core.moments import MomentContext
+from core.rules import code_values, firing_stamps, judge_lock, stamp_values, writer_values
+from core.store import Row, Store
+from core.timing import LateVerdict, judge_due, judge_late, judge_requires, late_rule, reads_of
+
+__all__ = ["Actor", "ActorKind", "WriteResult", "write_row"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """A committed write: the row as written, whether the move was late, and its events."""
+
+    table: str
+    key: Any
+    row: Row
+    events: tuple[RowEvent, ...]
+    late: bool = False
+
+
+@dataclass(frozen=True)
+class _Request:
+    """One write as asked for, before the row is read."""
+
+    table: str
+    key: Any
+    actor: Actor
+    now: datetime
+    values: Mapping[str, Any]
+    move_to: str | None
+    seen_state: str | None
+    timed: Timed | None
+    commit_clock: Callable[[], datetime] | None = field(default=None)
+
+
+def write_row(
+    store: Store,
+    table: str,
+    key: Any = None,
+    *,
+    actor: Actor,
+    now: datetime,
+    values: Mapping[str, Any] | None = None,
+    move_to: str | None = None,
+    seen_state: str | None = None,
+    timed: Timed | None = None,
+    commit_clock: Callable[[], datetime] | None = None,
+) -> WriteResult:
+    """Create (key None), update, or move a row in one transaction; the one way rows change.
+
+    `timed` is the clock's rule: the row is moved by it only while still in its `from`
+    and its moment, read again as held, has passed (else RowNotDue), and its `set` is
+    written through the lock. `commit_clock`, when given, is read just before commit: a
+    late window that opened while the write was made is a WriteConflict.
+    """
+    if now.utcoffset() is None:
+        raise ValueError("now must carry its offset")
+    if table not in store.app.tables:
+        raise RowNotFound(f"no table {table!r}", {"table": table})
+    if timed is not None:
+        if move_to not in (None, timed.to):
+            raise ValueError("a timed write moves to its rule's `to`")
+        move_to = timed.to
+    request = _Request(
+        table,
+        None if key is None else store.coerce_key(table, key),
+        actor,
+        now,
+        dict(values or {}),
+        move_to,
+        seen_state,
+        timed,
+        commit_clock,
+    )
+    if key is not None and request.key is None:
+        raise RowNotFound(f"no row {key!r} in {table}", {"table": table, "key": key})
+    written: list[str] = []
+    try:
+        with store.engine.begin() as conn:
+            return _write(conn, store, request, written)
+    except sa.exc.DBAPIError as error:
+        raise _database_refusal(store, request, written, error) from error
+    except sa.exc.StatementError as error:
+        raise ValueRefused(
+            f"a value does not fit its column: {error.orig}", {"reason": "type"}
+        ) from error
+
+
+def _write(conn: Connection, store: Store, req: _Request, written: list[str]) -> WriteResult:
+    """The pipeline inside one transaction."""
+    spec = store.spec(req.table)
+    creating = req.key is None
+    sent = writer_values(spec, req.values, req.actor, creating=creating)
+    # 1. lock the row and read it as held
+    held: Row | None = None
+    if not creating:
+        held = store.read_row(conn, req.table, req.key, lock=True)
+        if held is None:
+            raise RowNotFound(
+                f"no row {req.key!r} in {req.table}", {"table": req.table, "key": req.key}
+            )
+    state_column = spec.states.column if spec.states is not None else None
+    state_from = held.get(state_column) if held is not None and state_column else None
+    # 2. the move: listed, undo, roles
+    move = _judge_move(spec, state_from, req) if req.move_to is not None else None
+    if move is None and req.seen_state is not None and req.seen_state != state_from:
+        raise StateChanged(
+            "the row has moved since it was seen", {"seen": req.seen_state, "state": state_from}
+        )
+    state_to = _state_after(spec, creating, move)
+    after = {**(held or {}), **sent}
+    if state_column is not None and state_to is not None:
+        after[state_column] = state_to
+    timed_set = dict(req.timed.set or {}) if req.timed is not None else {}
+    after.update(timed_set)
+    stamps = firing_stamps(spec, held, after)
+    # 3. what the move waits for, read inside the write under its lock
+    verdict = _judge_time(conn, store, spec, req, held, sent, move, state_from, stamps)
+    # 4. the lock (what `set`, stamps and codes write passes it); limits join here.
+    # The database's own refusals (privileges, constraints) come from the write itself.
+    judge_lock(spec, held, after, sent)
+    # 5. write: the state, `set` values, the late flag, stamps, codes; totals join here.
+    changes = dict(sent)
+    if state_column is not None and state_to is not None and state_to != state_from:
+        changes[state_column] = state_to
+    changes.update(timed_set)
+    if verdict.late and verdict.flag is not None:
+        changes[verdict.flag] = True
+    changes.update(stamp_values(spec, stamps, req.now, verdict.tables, store.zone))
+    changes.update(code_values(spec, held, {**after, **changes}))
+    if not changes:
+        return WriteResult(req.table, req.key, held or {}, ())
+    # 6. effects: linked rows moved as their own table's declared move (next issue).
+    # 7. the audit entry, in the same statement as the write; emails and automations
+    #    that watch the state or the table join here (never emails for sample rows).
+    entry = audit_entry(
+        at=req.now,
+        actor=req.actor.name,
+        actor_kind=req.actor.kind.value,
+        app=store.app.name,
+        table=req.table,
+        move_from=state_from if state_to != state_from else None,
+        move_to=state_to if state_to != state_from else None,
+    )
+    written.extend(changes)
+    statement = write_and_audit(store.table(req.table), spec.key, req.key, changes, entry)
+    row = dict(conn.execute(statement).mappings().one())
+    _judge_window_opened(req, verdict)
+    # 8. commit (on leaving the caller's block), then the events.
+    key = row[spec.key]
+    state = row.get(state_column) if state_column else None
+    event = RowEvent(store.connection, store.app.name, req.table, key, state, req.actor.name)
+    log.debug("wrote %s.%s key=%s by %s", store.app.name, req.table, key, req.actor.name)
+    return WriteResult(req.table, key, row, (event,), verdict.late)
+
+
+def _judge_move(spec: Table, state_from: str | None, req: _Request) -> MoveSpec:
+    """The listed move from the row's state; undo only by a person naming what they saw; roles."""
+    states = spec.states
+    details = {"from": state_from, "to": req.move_to}
+    if states is None or state_from is None:
+        raise StateMoveNotListed("this table keeps no states", details)
+    found = next(
+        (
+            MoveSpec(to=m) if isinstance(m, str) else m
+            for m in states.moves.get(state_from, [])
+            if (m if isinstance(m, str) else m.to) == req.move_to
+        ),
+        None,
+    )
+    if found is None:
+        raise StateMoveNotListed(f"no move from {state_from!r} to {req.move_to!r}", details)
+    if req.seen_state is not None and req.seen_state != state_from:
+        raise StateChanged(
+            "the row has moved since it was seen", {"seen": req.seen_state, "state": state_from}
+        )
+    if found.undo and (req.actor.kind is not ActorKind.person or req.seen_state is None):
+        reason = "person-only" if req.actor.kind is not ActorKind.person else "seen-state-needed"
+        raise UndoRefused(
+            f"the move from {state_from!r} to {req.move_to!r} is an undo: "
+            "a person makes it, naming the state they saw",
+            {**details, "reason": reason},
+        )
+    _judge_roles(found, req.actor, details)
+    return found
+
+
+def _judge_roles(move: MoveSpec, actor: Actor, details: dict[str, Any]) -> None:
+    """A move kept for roles: the clock passes; a guest only where `public` is listed."""
+    if actor.kind is ActorKind.clock:
+        return
+    roles = set(move.roles or ())
+    if actor.kind is ActorKind.public:
+        allowed = "public" in roles
+    else:
+        allowed = not roles or bool(roles & actor.roles)
+    if not allowed:
+        raise StateMoveForbidden(
+            "this move is kept for other roles", {**details, "roles": sorted(roles)}
+        )
+
+
+def _state_after(spec: Table, creating: bool, move: MoveSpec | None) -> str | None:
+    """The row's state after the write: `initial` for a new row, the move's `to` for a move."""
+    if spec.states is None:
+        return None
+    if creating:
+        return spec.states.initial
+    return move.to if move is not None else None
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """What the time rules found: the late verdict, its flag, and the tables read."""
+
+    late: bool
+    flag: str | None
+    opens: datetime | None
+    tables: Mapping[str, Any]
+
+
+def _judge_time(
+    conn: Connection,
+    store: Store,
+    spec: Table,
+    req: _Request,
+    held: Row | None,
+    sent: Mapping[str, Any],
+    move: MoveSpec | None,
+    state_from: str | None,
+    stamps: list[str],
+) -> _Verdict:
+    """Step 3: the timed rule's due, requires (time, settings), the late rule."""
+    requires = move.requires if move is not None else None
+    if held is None and spec.states is not None and spec.states.create is not None:
+        requires = spec.states.create.requires
+    late = (
+        late_rule(spec.states, state_from, move.to)
+        if spec.states is not None and move is not None and held is not None
+        else None
+    )
+    stamp_shifts = [
+        c.rules.stamp.set for c in spec.columns if c.ref in stamps and c.rules and c.rules.stamp
+    ]
+    reads = reads_of([requires, late, req.timed.at if req.timed else None, *stamp_shifts])
+    if not (requires or late or req.timed or reads.tables):
+        return _Verdict(False, None, None, {})
+    # A new row's moments read the values being written; a held row's, the row as stored.
+    row = held if held is not None else sent
+    tables = store.tables_for_moments(conn, reads.tables) if reads.tables else {}
+    linked = store.linked_rows(conn, req.table, row, reads.vias) if reads.vias else {}
+    ctx = MomentContext(row=row, zone=store.zone, linked=linked, tables=tables)
+    if req.timed is not None:
+        judge_due(req.timed, state_from, ctx, req.now)
+    if requires is not None:
+        judge_requires(requires, ctx, req.now, req.actor)
+    verdict = judge_late(late, ctx, req.now, req.actor) if late is not None else LateVerdict(False)
+    flag = late.flag if late is not None and late.mode == "flag" else None
+    return _Verdict(verdict.late, flag, verdict.opens, tables)
+
+
+def _judge_window_opened(req: _Request, verdict: _Verdict) -> None:
+    """A late window that opened while the write was made: judged on stale time, so a conflict."""
+    if req.commit_clock is None or verdict.late or verdict.opens is None:
+        return
+    if req.commit_clock() > verdict.opens:
+        raise WriteConflict(
+            "a late window opened while the write was made; try again",
+            {"reason": "late-window-opened", "at": verdict.opens.isoformat()},
+        )
+
+
+def _database_refusal(
+    store: Store, req: _Request, written: list[str], error: sa.exc.DBAPIError
+) -> Exception:
+    """The database's own refusal as the pipeline's code; anything else passes unchanged."""
+    state = getattr(error.orig, "sqlstate", None) or ""
+    diag = getattr(error.orig, "diag", None)
+    where = {"table": req.table, "key": req.key}
+    if state in ("55P03", "40001", "40P01"):
+        return WriteConflict("another writer holds this row; try again", where)
+    if state == "42501":
+        columns = _unwritable(store, req, written)
+        return ColumnNotWritable(
+            "the connection's database role may not write "
+            + (", ".join(columns) if columns else req.table),
+            {**where, "columns": columns},
+        )
+    reasons = {"23502": "not-null", "23514": "check", "23503": "foreign-key", "23505": "unique"}
+    if state in reasons or state.startswith("22"):
+        reason = reasons.get(state, "type")
+        details: dict[str, Any] = {**where, "reason": reason}
+        for name in ("column_name", "constraint_name"):
+            value = getattr(diag, name, None)
+            if value:
+                details[name.removesuffix("_name")] = value
+        message = getattr(diag, "message_primary", None) or str(error.orig)
+        return ValueRefused(f"the database refused a value: {message}", details)
+    return error
+
+
+def _unwritable(store: Store, req: _Request, written: list[str]) -> list[str]:
+    """The columns of the write the connection's role lacks the privilege for."""
+    privilege = "INSERT" if req.key is None else "UPDATE"
+    table = f"{store.app.schema_name}.{req.table}"
+    names = sorted(set(written))
+    if not names:
+        return []
+    with store.engine.connect() as conn:
+        allowed = conn.execute(
+            sa.select(
+                *(
+                    sa.func.has_column_privilege(table, name, privilege).label(name)
+                    for name in names
+                )
+            )
+        ).one()
+    return [name for name, ok in zip(names, allowed, strict=True) if not ok]
