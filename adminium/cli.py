@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from adminium.check_command import check_command
 from adminium.embedded import Embedded, start_postgres, start_redis
 
 log = logging.getLogger(__name__)
@@ -54,3 +55,6 @@ def run_command(procfile: str, port: int) -> None:
     finally:
         embedded.stop()
     sys.exit(code)
+
+
+main.add_command(check_command)

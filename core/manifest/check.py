@@ -1,0 +1,238 @@
+"""The manifest check: every refusal of an app's manifest, each with its place and sentence.
+
+The model refuses wrong shapes and unknown fields first; only a manifest of the right
+shape is judged by the rules that read the whole document (references, states, moments,
+settings). So a manifest is answered with the shape's refusals or the rules', never both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.manifest.lookup import (
+    MOMENT_TYPES,
+    WHOLE_NUMBER_TYPES,
+    Lookup,
+    column_of,
+    state_names,
+    value_refusal,
+)
+from core.manifest.model import App, Column, Message, Reminder, Table, ValueWatch, load_app
+from core.manifest.moment_rules import (
+    Out,
+    Path,
+    check_shift,
+    check_whole_setting,
+    no_column,
+    no_table,
+)
+from core.manifest.refusal import Refusal, listing, shown, where
+from core.manifest.state_rules import PUBLIC_ROLE, check_states
+from core.manifest.structure import parse_text, structural_refusals
+
+__all__ = ["Refusal", "check_app", "check_manifest", "check_manifest_text"]
+
+
+def check_manifest_text(text: str) -> list[Refusal]:
+    """Check a manifest as written: malformed JSON is one refusal with its line and column."""
+    data, refusals = parse_text(text)
+    return refusals or check_manifest(data)
+
+
+def check_manifest(app_json: Any) -> list[Refusal]:
+    """Check parsed manifest JSON; an empty list means ok."""
+    try:
+        app = load_app(app_json)
+    except ValidationError as error:
+        return structural_refusals(error)
+    return check_app(app)
+
+
+def check_app(app: App) -> list[Refusal]:
+    """The rules that read the whole document, for a manifest of the right shape."""
+    lk = Lookup(app)
+    out: Out = []
+    for index, role in enumerate(app.roles):
+        if role == PUBLIC_ROLE:
+            sentence = '"public" is kept for guests: give the staff role another name'
+            out.append(Refusal(where("roles", index), sentence))
+    for name, table in app.tables.items():
+        _check_columns(lk, out, ("tables", name), name, table)
+        check_states(lk, out, ("tables", name, "states"), name, table)
+    if app.outbox is not None:
+        _check_outbox(lk, out)
+    return out
+
+
+def _check_columns(lk: Lookup, out: Out, at: Path, name: str, table: Table) -> None:
+    if column_of(table, table.key) is None:
+        out.append(Refusal(where(*at, "key"), f"{no_column(name, table.key)}: the key names one"))
+    seen: dict[str, int] = {}
+    for index, column in enumerate(table.columns):
+        spot = (*at, "columns", index)
+        if column.ref in seen:
+            sentence = f'"{name}" already has a column "{column.ref}" (columns[{seen[column.ref]}])'
+            out.append(Refusal(where(*spot, "ref"), sentence))
+        seen.setdefault(column.ref, index)
+        _check_column(lk, out, spot, name, column)
+        if column.rules is not None:
+            _check_column_rules(lk, out, spot, name, table, column)
+
+
+def _check_column(lk: Lookup, out: Out, at: Path, name: str, column: Column) -> None:
+    held = f'"{name}.{column.ref}" is {column.type}'
+    if column.type == "enum" and not column.values:
+        out.append(Refusal(where(*at), f'{held}: list its "values"'))
+    if column.type != "enum" and column.values is not None:
+        out.append(Refusal(where(*at, "values"), f'{held}: "values" is for enum columns'))
+    for index, value in enumerate(column.values or []):
+        if (column.values or []).index(value) != index:
+            out.append(Refusal(where(*at, "values", index), f'"{value}" is listed twice'))
+    if column.type != "text" and column.max_length is not None:
+        out.append(Refusal(where(*at, "maxLength"), f'{held}: "maxLength" is for text columns'))
+    if column.default is not None:
+        sentence = value_refusal(name, column, column.default)
+        if sentence:
+            out.append(Refusal(where(*at, "default"), sentence))
+    if column.references is not None:
+        _check_reference(lk, out, at, name, column)
+
+
+def _check_reference(lk: Lookup, out: Out, at: Path, name: str, column: Column) -> None:
+    target = lk.table(column.references or "")
+    if target is None:
+        out.append(Refusal(where(*at, "references"), no_table(column.references or "")))
+        return
+    key = column_of(target, target.key)
+    if key is None:
+        return
+    wanted = "integer" if key.type in WHOLE_NUMBER_TYPES else key.type
+    if column.type != wanted:
+        sentence = (
+            f'"{name}.{column.ref}" is {column.type} but "{column.references}.{key.ref}"'
+            f" is {key.type}: a foreign key to it is {wanted}"
+        )
+        out.append(Refusal(where(*at, "type"), sentence))
+
+
+def _check_column_rules(
+    lk: Lookup, out: Out, at: Path, name: str, table: Table, column: Column
+) -> None:
+    assert column.rules is not None
+    stamp, code = column.rules.stamp, column.rules.code
+    spot = (*at, "rules")
+    if stamp and code:
+        out.append(Refusal(where(*spot), "a column is written by one rule: a stamp or a code"))
+    if stamp is not None:
+        if column.type not in MOMENT_TYPES:
+            sentence = f'"{name}.{column.ref}" is {column.type}: a stamp writes a timestamptz'
+            out.append(Refusal(where(*spot, "stamp"), sentence))
+        _check_watch(out, (*spot, "stamp", "on"), name, table, stamp.on)
+        if stamp.set is not None:
+            check_shift(lk, out, (*spot, "stamp", "set", "addMinutes"), stamp.set.add_minutes)
+    if code is not None:
+        if column.type != "text":
+            sentence = f'"{name}.{column.ref}" is {column.type}: a code is written to text'
+            out.append(Refusal(where(*spot, "code"), sentence))
+        elif column.max_length is not None and column.max_length < code.length:
+            sentence = (
+                f'"{name}.{column.ref}" holds {column.max_length} characters,'
+                f" too few for a code of {code.length}"
+            )
+            out.append(Refusal(where(*spot, "code", "length"), sentence))
+        watched = code.renew.on.column if code.renew else None
+        if watched is not None and column_of(table, watched) is None:
+            sentence = no_column(name, watched)
+            out.append(Refusal(where(*spot, "code", "renew", "on", "column"), sentence))
+
+
+def _check_watch(out: Out, at: Path, name: str, table: Table, watch: ValueWatch) -> None:
+    """A watched column exists and each value is one it can take (a state, on the state column)."""
+    column = column_of(table, watch.column)
+    if column is None:
+        out.append(Refusal(where(*at, "column"), no_column(name, watch.column)))
+        return
+    is_state = table.states is not None and table.states.column == watch.column
+    states = state_names(table)
+    for index, value in enumerate(watch.values):
+        if is_state and value not in states:
+            sentence = f'"{name}" has no state {shown(value)}: its states are {listing(states)}'
+        else:
+            sentence = value_refusal(name, column, value) or ""
+        if sentence:
+            out.append(Refusal(where(*at, "values", index), sentence))
+
+
+def _check_outbox(lk: Lookup, out: Out) -> None:
+    outbox = lk.app.outbox
+    assert outbox is not None
+    if outbox.settings is not None and lk.table(outbox.settings.table) is None:
+        out.append(Refusal(where("outbox", "settings", "table"), no_table(outbox.settings.table)))
+    for index, producer in enumerate(outbox.producers):
+        spot = ("outbox", "producers", index)
+        if isinstance(producer, Reminder):
+            _check_reminder(lk, out, spot, producer)
+        else:
+            _check_message(lk, out, spot, producer)
+
+
+def _check_reminder(lk: Lookup, out: Out, at: Path, reminder: Reminder) -> None:
+    before, lead = reminder.before, reminder.before.lead
+    spot = (*at, "before")
+    table = lk.table(before.table)
+    if table is None:
+        out.append(Refusal(where(*spot, "table"), no_table(before.table)))
+        return
+    column = column_of(table, before.at)
+    if column is None:
+        out.append(Refusal(where(*spot, "at"), no_column(before.table, before.at)))
+    elif column.type != "timestamptz":
+        sentence = (
+            f'"{before.table}.{before.at}" is {column.type}: a reminder leads up to'
+            " a timestamptz column"
+        )
+        out.append(Refusal(where(*spot, "at"), sentence))
+    lead_at = (*spot, "lead")
+    if lead.via is None:
+        check_whole_setting(lk, out, lead_at, lead.table, lead.column, "a lead")
+    else:
+        _check_linked_lead(lk, out, lead_at, before.table, lead.via, lead.table, lead.column)
+    if lead.fallback is not None:
+        fallback = (lead.fallback.table, lead.fallback.column)
+        check_whole_setting(lk, out, (*lead_at, "fallback"), *fallback, "a lead")
+
+
+def _check_linked_lead(
+    lk: Lookup, out: Out, at: Path, table: str, via: str, target: str, column: str
+) -> None:
+    link = lk.column(table, via)
+    if link is None:
+        out.append(Refusal(where(*at, "via"), no_column(table, via)))
+        return
+    if link.references != target:
+        pointed = f'points at "{link.references}"' if link.references else "is no foreign key"
+        sentence = f'"{table}.{via}" {pointed}: "via" names a column that points at "{target}"'
+        out.append(Refusal(where(*at, "via"), sentence))
+        return
+    found = lk.column(target, column)
+    if found is None:
+        out.append(Refusal(where(*at, "column"), no_column(target, column)))
+    elif found.type not in WHOLE_NUMBER_TYPES:
+        sentence = f'"{target}.{column}" is {found.type}: a lead is a whole number of hours'
+        out.append(Refusal(where(*at, "column"), sentence))
+
+
+def _check_message(lk: Lookup, out: Out, at: Path, message: Message) -> None:
+    table = lk.table(message.table)
+    if table is None:
+        out.append(Refusal(where(*at, "table"), no_table(message.table)))
+        return
+    _check_watch(out, (*at, "on"), message.table, table, message.on)
+    address = column_of(table, message.to)
+    if address is None:
+        out.append(Refusal(where(*at, "to"), no_column(message.table, message.to)))
+    elif address.type != "text":
+        sentence = f'"{message.table}.{message.to}" is {address.type}: an address is text'
+        out.append(Refusal(where(*at, "to"), sentence))

@@ -1,0 +1,123 @@
+"""The structural half of the check: JSON text and the model's errors as refusals."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from core.manifest import model
+from core.manifest.refusal import Refusal, shown, where
+
+_KINDS = {
+    "string_type": "text",
+    "int_type": "a whole number",
+    "bool_type": "true or false",
+    "dict_type": "an object {…}",
+    "model_type": "an object {…}",
+    "model_attributes_type": "an object {…}",
+    "list_type": "a list […]",
+}
+
+
+def _field_names() -> list[str]:
+    """Every field name the manifest knows, as written in JSON."""
+    names: set[str] = set()
+    for value in vars(model).values():
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            names.update(f.alias or n for n, f in value.model_fields.items())
+    return sorted(names)
+
+
+FIELD_NAMES = _field_names()
+
+
+def _unknown(err: ErrorDetails) -> str:
+    name = str(err["loc"][-1]) if err["loc"] else ""
+    guess = difflib.get_close_matches(name, FIELD_NAMES, n=1, cutoff=0.75)
+    if guess:
+        return f'unknown field "{name}": did you mean "{guess[0]}"?'
+    return f'unknown field "{name}": remove it, or check its spelling in the reference'
+
+
+def _pattern(err: ErrorDetails) -> str:
+    if err.get("ctx", {}).get("pattern") == model.WALL_TIME_PATTERN:
+        value = shown(err["input"])
+        return f'{value} is no time of day: write HH:MM on a 24-hour clock, such as "09:30"'
+    return (
+        f"{shown(err['input'])} is no name: use lower-case letters, digits and _,"
+        " starting with a letter or _"
+    )
+
+
+def _literal(err: ErrorDetails) -> str:
+    expected = str(err.get("ctx", {}).get("expected", "")).replace("'", '"')
+    return f"{shown(err['input'])} is not allowed here: write {expected}"
+
+
+def _bounded(err: ErrorDetails) -> str:
+    ctx = err.get("ctx", {})
+    if "ge" in ctx:
+        return f"{shown(err['input'])} is too small: write at least {ctx['ge']}"
+    if "le" in ctx:
+        return f"{shown(err['input'])} is too large: write at most {ctx['le']}"
+    if "min_length" in ctx:
+        return f"this needs at least {ctx['min_length']} entry"
+    return f"{shown(err['input'])} is longer than {ctx.get('max_length')} characters"
+
+
+_SENTENCES: dict[str, Callable[[ErrorDetails], str]] = {
+    "extra_forbidden": _unknown,
+    "missing": lambda err: f'"{err["loc"][-1]}" is required here',
+    "string_pattern_mismatch": _pattern,
+    "literal_error": _literal,
+    "greater_than_equal": _bounded,
+    "less_than_equal": _bounded,
+    "too_short": _bounded,
+    "string_too_long": _bounded,
+    "string_too_short": lambda err: "this may not be empty",
+}
+
+
+def _sentence(err: ErrorDetails) -> str:
+    kind = err["type"]
+    if kind in _SENTENCES:
+        return _SENTENCES[kind](err)
+    if kind in _KINDS:
+        return f"write {_KINDS[kind]} here, not {shown(err['input'])}"
+    if kind in {"scalar", "number", "amount", "time_of_day", "move", "producer"}:
+        return f"{err['msg']}, not {shown(err['input'])}"
+    message = err["msg"]
+    return message[:1].lower() + message[1:]
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    # Union tags ("~hours") and pydantic's "[key]" marker are not places in the document.
+    parts = [p for p in loc if not (isinstance(p, str) and (p.startswith("~") or p == "[key]"))]
+    return where(*parts)
+
+
+def structural_refusals(error: ValidationError) -> list[Refusal]:
+    """Each of the model's errors as a refusal at its place, in document order."""
+    return [Refusal(_location(e["loc"]), _sentence(e)) for e in error.errors()]
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def parse_text(text: str) -> tuple[Any, list[Refusal]]:
+    """Parse manifest text; malformed JSON is one refusal naming its line and column."""
+    try:
+        return json.loads(text, parse_constant=_no_constant), []
+    except json.JSONDecodeError as exc:
+        sentence = f"this is not JSON: {exc.msg[:1].lower()}{exc.msg[1:]}"
+        return None, [Refusal(f"line {exc.lineno}, column {exc.colno}", sentence)]
+    except ValueError as exc:
+        return None, [Refusal("manifest", f"{exc} is not a JSON number: write a number or a text")]
+    except RecursionError:
+        return None, [Refusal("manifest", "the document is nested too deeply to read")]
