@@ -156,9 +156,21 @@ def _read_column(moment: Moment, source: Row, ctx: MomentContext) -> datetime | 
         day = value
     else:
         raise MomentValueError(
-            f"column {moment.column!r} holds {type(value).__name__}, not a date or a date-time"
+            f"column {moment.column!r} holds {_describe(value)}, not a date or a date-time"
+            " with an offset"
         )
     return _at_time_of_day(moment, source, day, ctx)
+
+
+def _describe(value: Any) -> str:
+    """A value named for a person reading an error."""
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}"
+    if isinstance(value, bool):
+        return "a yes/no"
+    if isinstance(value, int | float | Decimal):
+        return f"the number {value}"
+    return f"a {type(value).__name__}"
 
 
 def _at_time_of_day(moment: Moment, source: Row, day: date, ctx: MomentContext) -> datetime | None:
