@@ -17,7 +17,9 @@ from types import FrameType
 import click
 
 from adminium.check_command import check_command
+from adminium.control_commands import COMMANDS as CONTROL_COMMANDS
 from adminium.embedded import Embedded, start_postgres, start_redis
+from web.controlplane import upgrade_control_plane
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +72,7 @@ def run_command(procfile: str, port: int) -> None:
     code = 1
     try:
         env = process_env(embedded)
+        upgrade_control_plane(env["DATABASE_URL"])
         url = f"http://127.0.0.1:{port}/"
         click.echo(f"Adminium is starting on {url} (Ctrl-C stops everything)", err=True)
         code = run_procfile(procfile, port, env)
@@ -142,6 +145,10 @@ def announce_when_up(port: int, url: str) -> None:
                 return
         except OSError:
             time.sleep(0.5)
+
+
+for control_command in CONTROL_COMMANDS:
+    main.add_command(control_command)
 
 
 main.add_command(check_command)

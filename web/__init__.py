@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Flask
 
-from web import status
+from web import models, status
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -21,5 +21,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     if test_config:
         app.config.from_mapping(test_config)
 
+    models.init_app(app)
     app.register_blueprint(status.bp)
     return app

@@ -1,0 +1,199 @@
+"""Console commands for the control plane: connections, apps, users, imports.
+
+The control plane's database is DATABASE_URL, or the embedded PostgreSQL under the
+instance folder when it is unset. Every command brings it to the newest migration
+first. A refusal prints one clear line (or one per sentence) to stderr and exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from adminium.embedded import Embedded, start_postgres
+from core.errors import AdminiumError
+from web import controlplane
+from web.controlplane import ManifestRefused
+
+log = logging.getLogger(__name__)
+
+
+def instance_folder() -> Path:
+    """The embedded servers' folder: the same rule as `adminium.cli.instance_folder`."""
+    # Not imported from adminium.cli: cli imports this module to register its commands.
+    return Path(os.environ.get("ADMINIUM_INSTANCE", "instance")).resolve()
+
+
+def control_plane_url() -> str:
+    """DATABASE_URL, or the embedded server's (stopped when the command ends), migrated."""
+    url = os.environ.get("DATABASE_URL", "")
+    if not url:
+        embedded = Embedded()
+        click.get_current_context().call_on_close(embedded.stop)
+        url = start_postgres(instance_folder() / "pg", embedded)
+    controlplane.upgrade_control_plane(url)
+    return url
+
+
+@contextmanager
+def control_plane() -> Iterator[Session]:
+    """A control-plane session; refusals and database failures become one clear error."""
+    try:
+        with controlplane.open_session(control_plane_url()) as session:
+            yield session
+    except ManifestRefused as refused:
+        lines = [f"  {r['where']}: {r['sentence']}" for r in refused.details["refusals"]]
+        raise click.ClickException(
+            "the manifest check refused the app:\n" + "\n".join(lines)
+        ) from None
+    except AdminiumError as error:
+        raise click.ClickException(error.message) from None
+    except SQLAlchemyError as error:
+        raise click.ClickException(
+            f"the database refused: {controlplane.first_line(error)}"
+        ) from None
+
+
+def read_json(file: Path) -> Any:
+    """A JSON file's content, or a clear error."""
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise click.ClickException(f"cannot read {file}: {error}") from None
+    except json.JSONDecodeError as error:
+        raise click.ClickException(f"{file} is no JSON: {error}") from None
+
+
+# --- connections ----------------------------------------------------------------
+
+
+@click.group("connection")
+def connection_group() -> None:
+    """Connections: the venues' PostgreSQL databases."""
+
+
+@connection_group.command("add")
+@click.argument("name")
+@click.option("--url", required=True, help="postgresql://user:password@host:5432/database")
+@click.option("--zone", default=None, help="The venue's IANA time zone; none = UTC.")
+def connection_add(name: str, url: str, zone: str | None) -> None:
+    """Add a connection to a venue's database."""
+    with control_plane() as session:
+        connection = controlplane.add_connection(session, name, url, zone)
+        click.echo(
+            f"connection {connection.name} added: {connection.safe_url}, "
+            f"zone {connection.zone_name}"
+        )
+
+
+@connection_group.command("list")
+def connection_list() -> None:
+    """List the connections (passwords hidden)."""
+    with control_plane() as session:
+        connections = controlplane.list_connections(session)
+        if not connections:
+            click.echo("no connections yet: adminium connection add NAME --url URL")
+        for c in connections:
+            apps = ", ".join(a.name for a in c.apps) or "no apps"
+            state = "paused" if c.paused else "running"
+            click.echo(f"{c.name}\t{state}\t{c.zone_name}\t{c.safe_url}\t{apps}")
+
+
+@connection_group.command("pause")
+@click.argument("name")
+def connection_pause(name: str) -> None:
+    """Pause a connection: the clock moves none of its rows."""
+    with control_plane() as session:
+        controlplane.set_paused(session, name, True)
+        click.echo(f"connection {name} paused")
+
+
+@connection_group.command("resume")
+@click.argument("name")
+def connection_resume(name: str) -> None:
+    """Resume a connection: every row already due moves at the next minute."""
+    with control_plane() as session:
+        controlplane.set_paused(session, name, False)
+        click.echo(f"connection {name} resumed")
+
+
+# --- apps -----------------------------------------------------------------------
+
+
+@click.group("app")
+def app_group() -> None:
+    """Apps: checked manifests on a connection."""
+
+
+@app_group.command("add")
+@click.argument("connection")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--create-tables",
+    is_flag=True,
+    help="Make the app's tables, its timed moves' indexes and Adminium's schema.",
+)
+@click.option("--replace", is_flag=True, help="Replace the connection's app of the same name.")
+def app_add(connection: str, file: Path, create_tables: bool, replace: bool) -> None:
+    """Check a manifest and save it as an app of CONNECTION."""
+    manifest = read_json(file)
+    if not isinstance(manifest, dict):
+        raise click.ClickException(f"{file} holds no manifest: a JSON object is expected")
+    with control_plane() as session:
+        app = controlplane.add_app(
+            session, connection, manifest, replace=replace, create_tables=create_tables
+        )
+        tables = ", ".join(app.model.tables)
+        made = " (tables made)" if create_tables else ""
+        click.echo(f"app {app.name} saved on connection {connection}: {tables}{made}")
+
+
+# --- users ----------------------------------------------------------------------
+
+
+@click.group("user")
+def user_group() -> None:
+    """Users: staff and their roles."""
+
+
+@user_group.command("add")
+@click.argument("email")
+@click.option("--role", required=True, help="admin (every app), or one of the app's roles.")
+@click.option("--app", "app", default=None, help="The app the role is in (connection/app).")
+@click.option("--password-stdin", is_flag=True, help="Read the password from stdin.")
+def user_add(email: str, role: str, app: str | None, password_stdin: bool) -> None:
+    """Add a user, or give one another role; prints a new user's API token once."""
+    password = None
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+        if not password:
+            raise click.ClickException("no password on stdin")
+    with control_plane() as session:
+        added = controlplane.add_user(session, email, role, app, password)
+        where = f"app {app}" if app else "every app"
+        click.echo(f"user {added.user.email} holds {role} in {where}")
+        if added.token:
+            click.echo(f"API token (shown once, keep it): {added.token}")
+
+
+@user_group.command("token")
+@click.argument("email")
+def user_token(email: str) -> None:
+    """Give a user a new API token; the old one opens nothing from then on."""
+    with control_plane() as session:
+        token = controlplane.renew_token(session, email)
+        click.echo(f"API token (shown once, keep it): {token}")
+
+
+COMMANDS: tuple[click.Command, ...] = (connection_group, app_group, user_group)
+"""What `adminium.cli` registers on `main`."""

@@ -1,0 +1,196 @@
+"""The control plane's tables: connections, apps, users and their roles (Flask-SQLAlchemy).
+
+They live in Adminium's own database (`DATABASE_URL`), in a schema of their own
+(`adminium_control`), so that database may also serve as a connection's database
+without its app tables meeting ours. Alembic (`migrations/`) creates them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from flask import Flask
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import URL, DateTime, ForeignKey, MetaData, String, UniqueConstraint, func
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from core.manifest.model import App as AppManifest
+from core.manifest.model import load_app
+
+SCHEMA = "adminium_control"
+"""The control plane's PostgreSQL schema in Adminium's own database."""
+
+ADMIN = "admin"
+"""The role that may do everything in every app."""
+
+
+class Base(DeclarativeBase):
+    """Declarative base: the control-plane schema and stable constraint names."""
+
+    metadata = MetaData(
+        schema=SCHEMA,
+        naming_convention={
+            "ix": "ix_%(column_0_label)s",
+            "uq": "uq_%(table_name)s_%(column_0_name)s",
+            "ck": "ck_%(table_name)s_%(constraint_name)s",
+            "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+            "pk": "pk_%(table_name)s",
+        },
+    )
+
+
+db = SQLAlchemy(model_class=Base)
+
+
+def parse_url(url: str) -> URL:
+    """A PostgreSQL URL or libpq conninfo string read into its parts (to check it, to show it)."""
+    info: dict[str, Any] = psycopg.conninfo.conninfo_to_dict(url)
+    host = info.pop("host", None)
+    port = info.pop("port", None)
+    # A unix socket folder (the embedded server) goes in the query, as libpq reads it.
+    if host and (str(host).startswith("/") or "," in str(host)):
+        info["host"] = host
+        host = None
+    return URL.create(
+        "postgresql+psycopg",
+        username=info.pop("user", None),
+        password=info.pop("password", None),
+        host=host or None,
+        port=int(port) if port and "," not in str(port) else None,
+        database=info.pop("dbname", None),
+        query={key: str(value) for key, value in info.items()},
+    )
+
+
+def sqlalchemy_url(url: str) -> str:
+    """A plain `postgresql://` URL or conninfo string as SQLAlchemy's psycopg 3 URL."""
+    return parse_url(url).render_as_string(hide_password=False)
+
+
+def hide_password(url: str) -> str:
+    """A connection URL as it may be shown: `postgresql://user:***@host:port/db`."""
+    try:
+        parsed = parse_url(url)
+    except (psycopg.ProgrammingError, ValueError):
+        return "(unreadable URL)"
+    # libpq's other secret (the client key's passphrase) is left out altogether.
+    shown = parsed.set(drivername="postgresql").difference_update_query(["sslpassword"])
+    return shown.render_as_string(hide_password=True)
+
+
+class Connection(db.Model):  # type: ignore[name-defined,misc]
+    """A venue's PostgreSQL database: its URL (never shown), venue zone, paused or not."""
+
+    __tablename__ = "connections"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), unique=True)
+    url: Mapped[str] = mapped_column(String(2000))
+    zone: Mapped[str | None] = mapped_column(String(64))
+    paused: Mapped[bool] = mapped_column(default=False, server_default="false")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    apps: Mapped[list[App]] = relationship(
+        back_populates="connection", order_by="App.name", cascade="all, delete-orphan"
+    )
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with its password hidden: the only form a screen, log or API may show."""
+        return hide_password(self.url)
+
+    @property
+    def zone_name(self) -> str:
+        """The venue's zone: the one set, or UTC."""
+        return self.zone or "UTC"
+
+    def __repr__(self) -> str:
+        return f"<Connection {self.id} {self.name!r} {self.safe_url}>"
+
+
+class App(db.Model):  # type: ignore[name-defined,misc]
+    """A manifest that passed the check, saved on a connection."""
+
+    __tablename__ = "apps"
+    __table_args__ = (UniqueConstraint("connection_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    connection_id: Mapped[int] = mapped_column(ForeignKey("connections.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(63))
+    manifest: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+    connection: Mapped[Connection] = relationship(back_populates="apps")
+
+    @property
+    def model(self) -> AppManifest:
+        """The manifest as the typed model core/ reads."""
+        return load_app(self.manifest)
+
+    @property
+    def has_timed_moves(self) -> bool:
+        """Whether any table of the app lists a timed move (the sweep looks at those only)."""
+        return any(t.states is not None and t.states.timed for t in self.model.tables.values())
+
+    def __repr__(self) -> str:
+        return f"<App {self.id} {self.name!r} on connection {self.connection_id}>"
+
+
+class User(db.Model):  # type: ignore[name-defined,misc]
+    """A person: email, password hash, API token hash, roles per app."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    email: Mapped[str] = mapped_column(String(254), unique=True)
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    roles: Mapped[list[UserRole]] = relationship(
+        back_populates="user", cascade="all, delete-orphan", lazy="selectin"
+    )
+
+    @property
+    def actor(self) -> str:
+        """How the audit names this person's writes."""
+        return f"user@{self.email}"
+
+    def roles_in(self, app: App) -> set[str]:
+        """The roles this user holds in `app`; `admin` when admin of all apps."""
+        return {role.role for role in self.roles if role.app_id is None or role.app_id == app.id}
+
+    def __repr__(self) -> str:
+        return f"<User {self.id} {self.email!r}>"
+
+
+class UserRole(db.Model):  # type: ignore[name-defined,misc]
+    """One role of a user: in one app, or `admin` of every app when `app_id` is empty."""
+
+    __tablename__ = "user_roles"
+    __table_args__ = (
+        UniqueConstraint("user_id", "app_id", "role", postgresql_nulls_not_distinct=True),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    app_id: Mapped[int | None] = mapped_column(ForeignKey("apps.id", ondelete="CASCADE"))
+    role: Mapped[str] = mapped_column(String(63))
+
+    user: Mapped[User] = relationship(back_populates="roles")
+    app: Mapped[App | None] = relationship()
+
+
+def init_app(app: Flask) -> None:
+    """Bind `db` to the control-plane database named by the app's DATABASE_URL."""
+    url = app.config.get("DATABASE_URL", "")
+    if url and not app.config.get("SQLALCHEMY_DATABASE_URI"):
+        app.config["SQLALCHEMY_DATABASE_URI"] = sqlalchemy_url(url)
+    if app.config.get("SQLALCHEMY_DATABASE_URI"):
+        db.init_app(app)
