@@ -12,6 +12,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
+from psycopg.conninfo import conninfo_to_dict
 from pydantic import BaseModel
 from sqlalchemy.engine import Connection, Engine
 
@@ -38,12 +39,22 @@ _SIMPLE_TYPES: dict[str, sa.types.TypeEngine[Any]] = {
 }
 
 
-def engine_url(url: str) -> str:
-    """A plain `postgresql://` URL as SQLAlchemy's psycopg 3 URL."""
+def engine_url(url: str) -> sa.engine.URL:
+    """A connection's URL (`postgresql://…` or libpq `key=value`) as SQLAlchemy's psycopg 3 URL."""
     for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
-    raise ValueError("a connection URL starts with postgresql://")
+            return sa.engine.make_url("postgresql+psycopg://" + url[len(prefix) :])
+    info = {k: str(v) for k, v in conninfo_to_dict(url).items()}
+    port = info.pop("port", None)
+    return sa.engine.URL.create(
+        "postgresql+psycopg",
+        username=info.pop("user", None),
+        password=info.pop("password", None),
+        host=info.pop("host", None),
+        port=int(port) if port else None,
+        database=info.pop("dbname", None),
+        query=info,
+    )
 
 
 def make_engine(url: str, **options: Any) -> Engine:

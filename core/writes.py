@@ -169,14 +169,15 @@ def _write(conn: Connection, store: Store, req: _Request, written: list[str]) ->
     # 6. effects: linked rows moved as their own table's declared move (next issue).
     # 7. the audit entry, in the same statement as the write; emails and automations
     #    that watch the state or the table join here (never emails for sample rows).
+    moved = state_to is not None and state_to != state_from
     entry = audit_entry(
         at=req.now,
         actor=req.actor.name,
         actor_kind=req.actor.kind.value,
         app=store.app.name,
         table=req.table,
-        move_from=state_from if state_to != state_from else None,
-        move_to=state_to if state_to != state_from else None,
+        move_from=state_from if moved else None,
+        move_to=state_to if moved else None,
     )
     written.extend(changes)
     statement = write_and_audit(store.table(req.table), spec.key, req.key, changes, entry)

@@ -1,0 +1,33 @@
+"""Publish committed writes' events on Redis for the live screens (DESIGN decision 8)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+
+import redis
+
+from core.events import RowEvent
+
+log = logging.getLogger(__name__)
+
+CHANNEL_PREFIX = "adminium:rows:"
+
+
+def events_channel(connection: str) -> str:
+    """The Redis channel a connection's row events go out on."""
+    return f"{CHANNEL_PREFIX}{connection}"
+
+
+def publish_events(client: redis.Redis, events: Iterable[RowEvent]) -> int:
+    """Publish each event as JSON on its connection's channel; call only after the commit."""
+    sent = 0
+    with client.pipeline(transaction=False) as pipe:
+        for event in events:
+            pipe.publish(events_channel(event.connection), json.dumps(event.as_dict(), default=str))
+            sent += 1
+        if sent:
+            pipe.execute()
+    log.debug("published %s row events", sent)
+    return sent

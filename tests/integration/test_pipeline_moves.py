@@ -1,0 +1,211 @@
+"""The pipeline's moves: create in initial, listed moves, undo, roles, Adminium's columns, audit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.actors import Actor
+from core.errors import (
+    ColumnReadOnly,
+    RowNotFound,
+    StateChanged,
+    StateMoveForbidden,
+    StateMoveNotListed,
+    UndoRefused,
+)
+from core.writes import write_row
+from tests.integration.pipeline_fixtures import Venue, at, make_venue, venue
+
+__all__ = ["make_venue", "venue"]  # fixtures
+
+NOW = at("2026-03-27 12:00")
+PERSON = Actor.person("sam@venue.test", {"staff"})
+MANAGER = Actor.person("kim@venue.test", {"manager"})
+
+
+def new_order(venue: Venue, status: str = "placed", **values: Any) -> Any:
+    return venue.insert("orders", status=status, pickup_at=at("2026-03-27 12:30"), **values)
+
+
+def test_create_lands_in_initial_and_is_audited(venue: Venue) -> None:
+    result = write_row(
+        venue.store,
+        "orders",
+        actor=PERSON,
+        now=NOW,
+        values={"pickup_at": at("2026-03-27 12:30"), "note": "no onions"},
+    )
+    assert result.row["status"] == "placed"
+    assert result.row["note"] == "no onions"
+    (entry,) = venue.audit()
+    assert entry["actor"] == "sam@venue.test"
+    assert entry["actor_kind"] == "person"
+    assert (entry["move_from"], entry["move_to"]) == (None, "placed")
+    assert entry["before"] is None
+    assert entry["after"]["note"] == "no onions"
+    assert entry["row_key"] == str(result.key)
+    assert entry["at"] == NOW
+    (event,) = result.events
+    assert event.as_dict() == {
+        "connection": "test",
+        "app": "venue",
+        "table": "orders",
+        "key": result.key,
+        "state": "placed",
+        "actor": "sam@venue.test",
+    }
+
+
+def test_listed_move_writes_state_and_audits_before_and_after(venue: Venue) -> None:
+    key = new_order(venue)
+    result = write_row(venue.store, "orders", key, actor=PERSON, now=NOW, move_to="confirmed")
+    assert venue.row("orders", key)["status"] == "confirmed"
+    (entry,) = venue.audit()
+    assert (entry["move_from"], entry["move_to"]) == ("placed", "confirmed")
+    assert entry["before"]["status"] == "placed"
+    assert entry["after"]["status"] == "confirmed"
+    assert result.events[0].state == "confirmed"
+
+
+def test_update_without_move_audits_values_and_no_move(venue: Venue) -> None:
+    key = new_order(venue)
+    write_row(venue.store, "orders", str(key), actor=PERSON, now=NOW, values={"note": "ring"})
+    (entry,) = venue.audit()
+    assert (entry["move_from"], entry["move_to"]) == (None, None)
+    assert (entry["before"]["note"], entry["after"]["note"]) == (None, "ring")
+
+
+@pytest.mark.parametrize(
+    ("actor", "audited_as"),
+    [
+        (Actor.clock(), "Timed move"),
+        (Actor.importer(), "Import"),
+        (Actor.sample(), "Sample data"),
+    ],
+    ids=["clock", "import", "sample"],
+)
+def test_each_actor_is_named_in_the_audit(venue: Venue, actor: Actor, audited_as: str) -> None:
+    key = new_order(venue)
+    write_row(venue.store, "orders", key, actor=actor, now=NOW, move_to="confirmed")
+    assert venue.audit()[0]["actor"] == audited_as
+
+
+def test_move_not_listed_is_refused_and_nothing_written(venue: Venue) -> None:
+    key = new_order(venue)
+    with venue.unchanged("orders", key), pytest.raises(StateMoveNotListed) as refused:
+        write_row(venue.store, "orders", key, actor=PERSON, now=NOW, move_to="ready")
+    assert refused.value.status == 409
+    assert refused.value.details == {"from": "placed", "to": "ready"}
+
+
+def test_unknown_row_is_not_found(venue: Venue) -> None:
+    with pytest.raises(RowNotFound) as missing:
+        write_row(venue.store, "orders", 999, actor=PERSON, now=NOW, move_to="confirmed")
+    assert (missing.value.code, missing.value.status) == ("NOT_FOUND", 404)
+
+
+@pytest.mark.parametrize(
+    ("actor", "seen", "reason"),
+    [
+        (PERSON, None, "seen-state-needed"),
+        (Actor.clock(), "confirmed", "person-only"),
+        (Actor.importer(), "confirmed", "person-only"),
+    ],
+    ids=["person-without-seen-state", "clock", "import"],
+)
+def test_undo_is_refused_unless_a_person_names_the_state(
+    venue: Venue, actor: Actor, seen: str | None, reason: str
+) -> None:
+    key = new_order(venue, "confirmed")
+    with venue.unchanged("orders", key), pytest.raises(UndoRefused) as refused:
+        write_row(
+            venue.store, "orders", key, actor=actor, now=NOW, move_to="placed", seen_state=seen
+        )
+    assert refused.value.code == "STATE_UNDO_REFUSED"
+    assert refused.value.details == {"from": "confirmed", "to": "placed", "reason": reason}
+
+
+def test_undo_by_a_person_naming_the_state_they_saw(venue: Venue) -> None:
+    key = new_order(venue, "confirmed")
+    write_row(
+        venue.store, "orders", key, actor=PERSON, now=NOW, move_to="placed", seen_state="confirmed"
+    )
+    assert venue.row("orders", key)["status"] == "placed"
+
+
+def test_seen_state_no_longer_held_is_state_changed(venue: Venue) -> None:
+    key = new_order(venue, "ready")
+    with venue.unchanged("orders", key), pytest.raises(StateChanged) as changed:
+        write_row(
+            venue.store,
+            "orders",
+            key,
+            actor=PERSON,
+            now=NOW,
+            values={"note": "x"},
+            seen_state="confirmed",
+        )
+    assert changed.value.details == {"seen": "confirmed", "state": "ready"}
+
+
+@pytest.mark.parametrize(
+    ("actor", "allowed"),
+    [
+        (MANAGER, True),
+        (PERSON, False),
+        (Actor.person("new@venue.test"), False),
+        (Actor.clock(), True),
+        (Actor.public(), False),
+        (Actor.importer(), False),
+    ],
+    ids=["manager", "staff", "no-roles", "clock-passes", "public", "import"],
+)
+def test_move_kept_for_roles(venue: Venue, actor: Actor, allowed: bool) -> None:
+    key = new_order(venue, "confirmed")
+    if allowed:
+        write_row(venue.store, "orders", key, actor=actor, now=NOW, move_to="refunded")
+        assert venue.row("orders", key)["status"] == "refunded"
+        return
+    with venue.unchanged("orders", key), pytest.raises(StateMoveForbidden) as refused:
+        write_row(venue.store, "orders", key, actor=actor, now=NOW, move_to="refunded")
+    assert refused.value.status == 403
+    assert refused.value.details == {"from": "confirmed", "to": "refunded", "roles": ["manager"]}
+
+
+def test_public_makes_only_moves_listing_public(venue: Venue) -> None:
+    key = new_order(venue)
+    with venue.unchanged("orders", key), pytest.raises(StateMoveForbidden):
+        write_row(venue.store, "orders", key, actor=Actor.public(), now=NOW, move_to="cancelled")
+
+
+@pytest.mark.parametrize(
+    ("actor", "values", "reason"),
+    [
+        (PERSON, {"status": "ready"}, "state"),
+        (PERSON, {"id": 77}, "key"),
+        (PERSON, {"cancelled_at": NOW}, "stamp"),
+        (PERSON, {"colour": "red"}, "unknown"),
+    ],
+    ids=["state-column", "key", "stamp", "unknown"],
+)
+def test_columns_a_writer_may_not_send(
+    venue: Venue, actor: Actor, values: dict[str, Any], reason: str
+) -> None:
+    key = new_order(venue)
+    with venue.unchanged("orders", key), pytest.raises(ColumnReadOnly) as refused:
+        write_row(venue.store, "orders", key, actor=actor, now=NOW, values=values)
+    assert refused.value.status == 422
+    assert refused.value.details == {"column": next(iter(values)), "reason": reason}
+
+
+def test_an_import_may_bring_a_stamp(venue: Venue) -> None:
+    result = write_row(
+        venue.store,
+        "orders",
+        actor=Actor.importer(),
+        now=NOW,
+        values={"pickup_at": at("2026-03-27 12:30"), "cancelled_at": at("2026-03-01 09:00")},
+    )
+    assert result.row["cancelled_at"] == at("2026-03-01 09:00")
