@@ -125,7 +125,8 @@ def _check_timed(lk: Lookup, out: Out, at: Path, name: str, table: Table, known:
             out.append(Refusal(where(*spot, "from"), sentence))
         leaving.setdefault(rule.from_, index)
         check_moment(lk, out, (*spot, "at"), name, rule.at, timed=True)
-        _check_timed_move(out, spot, name, table, rule)
+        if rule.from_ in known:
+            _check_timed_move(out, spot, name, table, rule)
         if rule.set is not None:
             _check_set(out, (*spot, "set"), name, table, rule.set)
 

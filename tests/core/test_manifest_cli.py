@@ -1,0 +1,44 @@
+"""`adminium check FILE`: ok and exit 0, or one refusal a line and exit 1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from adminium.cli import main
+from tests.core.manifest_cases import EXAMPLES, example
+
+
+def test_check_prints_ok_for_an_example() -> None:
+    result = CliRunner().invoke(main, ["check", str(EXAMPLES / "tickets.json")])
+    assert (result.exit_code, result.output) == (0, "ok\n")
+
+
+def test_check_prints_every_refusal_and_exits_1(tmp_path: Path) -> None:
+    doc = example("takeaway")
+    states = doc["tables"]["orders"]["states"]
+    states["timed"].append({"from": "ready", "to": "preparing", "at": {"column": "pickup_at"}})
+    states["initial"] = "new"
+    path = tmp_path / "takeaway.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", str(path)])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        'tables.orders.states.initial: "orders" has no state "new": its states are placed,'
+        " confirmed, preparing, ready, picked_up, cancelled",
+        'tables.orders.states.timed[2].to: the move from "ready" to "preparing" is an undo,'
+        " which only a person makes",
+    ]
+
+
+def test_check_refuses_malformed_json_with_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"name": "x",\n "tables": {}}}', encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", str(path)])
+    # The third "}" on line 2 is its 15th character: extra data after the document.
+    assert (result.exit_code, result.output) == (
+        1,
+        "line 2, column 15: this is not JSON: extra data\n",
+    )
