@@ -19,6 +19,7 @@ import click
 from adminium.check_command import check_command
 from adminium.control_commands import COMMANDS as CONTROL_COMMANDS
 from adminium.embedded import Embedded, start_postgres, start_redis
+from adminium.moment_command import moment_command
 from web.controlplane import upgrade_control_plane
 
 log = logging.getLogger(__name__)
@@ -152,3 +153,4 @@ for control_command in CONTROL_COMMANDS:
 
 
 main.add_command(check_command)
+main.add_command(moment_command)
