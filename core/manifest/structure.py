@@ -89,6 +89,8 @@ def _sentence(err: ErrorDetails) -> str:
         return _SENTENCES[kind](err)
     if kind in _KINDS:
         return f"write {_KINDS[kind]} here, not {shown(err['input'])}"
+    if kind == "producer" and isinstance(err["input"], dict):
+        return f"{err['msg']}, not {shown(err['input'].get('kind'))}"
     if kind in {"scalar", "number", "amount", "time_of_day", "move", "producer"}:
         return f"{err['msg']}, not {shown(err['input'])}"
     message = err["msg"]

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from core.manifest.check import check_manifest
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE_NAMES = ("takeaway", "tickets", "hotel")
 
@@ -70,3 +72,22 @@ def both(*mutations: Mutation) -> Mutation:
             mutation(doc)
 
     return mutate
+
+
+ORDERS = ("tables", "orders", "states")
+TICKETS = ("tables", "tickets", "states")
+STAYS = ("tables", "stays", "states")
+CHECK_IN_AFTER = (*TICKETS, "moves", "valid", 1, "requires", "time", "after")
+LEAD = ("outbox", "producers", 0, "before", "lead")
+NEVER_PASSES = {
+    "to": "valid",
+    "requires": {"time": {"after": {"column": "offer_until", "plus": {"minutes": 30}}}},
+}
+Expected = list[tuple[str, str]]
+
+
+def refused(name: str, mutate: Mutation) -> Expected:
+    """The refusals of an example after one mutation, as (where, sentence) pairs."""
+    doc = example(name)
+    mutate(doc)
+    return [(r.where, r.sentence) for r in check_manifest(doc)]
