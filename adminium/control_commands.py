@@ -13,15 +13,21 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
+import redis
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from adminium.embedded import Embedded, start_postgres
+from adminium.events import publish_events
+from core.actors import Actor
 from core.errors import AdminiumError
+from core.events import RowEvent
+from core.writes import write_row
 from web import controlplane
 from web.controlplane import ManifestRefused
 
@@ -195,5 +201,75 @@ def user_token(email: str) -> None:
         click.echo(f"API token (shown once, keep it): {token}")
 
 
-COMMANDS: tuple[click.Command, ...] = (connection_group, app_group, user_group)
+# --- import ---------------------------------------------------------------------
+
+
+def read_rows(file: Path) -> list[dict[str, Any]]:
+    """The rows of an import file: a JSON array of objects."""
+    rows = read_json(file)
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise click.ClickException(f"{file} holds no rows: a JSON array of objects is expected")
+    return rows
+
+
+def parse_now(text: str | None) -> datetime | None:
+    """`--now` as an instant; it must carry its offset (2026-10-24T09:00:00+01:00)."""
+    if text is None:
+        return None
+    try:
+        now = datetime.fromisoformat(text)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is no ISO date and time", param_hint="--now") from None
+    if now.utcoffset() is None:
+        raise click.BadParameter(f"{text!r} needs its offset, e.g. +00:00", param_hint="--now")
+    return now
+
+
+def publish(events: list[RowEvent]) -> None:
+    """Tell the live screens, when REDIS_URL names the Redis they listen on."""
+    url = os.environ.get("REDIS_URL", "")
+    if not url or not events:
+        log.debug("no REDIS_URL: %s row events not published", len(events))
+        return
+    client = redis.Redis.from_url(url)
+    try:
+        publish_events(client, events)
+    except redis.RedisError as error:
+        log.warning("row events not published: %s", error.__class__.__name__)
+    finally:
+        client.close()
+
+
+@click.command("import")
+@click.argument("connection")
+@click.argument("table")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--now", "now_text", default=None, help="Write as of this instant (ISO, offset).")
+def import_command(connection: str, table: str, file: Path, now_text: str | None) -> None:
+    """Import FILE's JSON array of rows into TABLE, each row a write by `Import`."""
+    rows = read_rows(file)
+    now = parse_now(now_text)
+    refused = 0
+    events: list[RowEvent] = []
+    with control_plane() as session:
+        app = controlplane.find_table(session, connection, table)
+        store = controlplane.app_store(app)
+        name = table.rpartition(".")[2]
+        for number, row in enumerate(rows, start=1):
+            try:
+                result = write_row(
+                    store, name, actor=Actor.importer(), now=now or datetime.now(UTC), values=row
+                )
+            except AdminiumError as error:
+                refused += 1
+                click.echo(f"row {number} refused: {error.code}: {error.message}", err=True)
+                continue
+            events.extend(result.events)
+    publish(events)
+    click.echo(f"imported {len(rows) - refused} of {len(rows)} rows into {app.name}.{name}")
+    if refused:
+        raise click.exceptions.Exit(1)
+
+
+COMMANDS: tuple[click.Command, ...] = (connection_group, app_group, user_group, import_command)
 """What `adminium.cli` registers on `main`."""

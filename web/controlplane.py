@@ -32,7 +32,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from core.errors import AdminiumError
 from core.manifest.check import check_manifest
-from core.store import install_app
+from core.store import Store, install_app
 from web.models import (
     ADMIN,
     App,
@@ -270,6 +270,34 @@ def add_app(
     session.commit()
     log.info("app %s saved on connection %s", name, connection_name)
     return app
+
+
+def app_store(app: App) -> Store:
+    """The pipeline's view of an app: its tables on the connection's database, its zone."""
+    connection = app.connection
+    return Store(
+        connection_engine(connection),
+        app.model,
+        ZoneInfo(connection.zone_name),
+        connection=connection.name,
+    )
+
+
+def find_table(session: Session, connection_name: str, table: str) -> App:
+    """The app of a connection that has `table`; `app.table` when several have one."""
+    connection = get_connection(session, connection_name)
+    app_name, _, table = table.rpartition(".")
+    apps = [a for a in connection.apps if table in a.model.tables and app_name in ("", a.name)]
+    if not apps:
+        raise NotFound(
+            f"no app of connection {connection_name!r} has a table {table!r}",
+            {"connection": connection_name, "table": table},
+        )
+    if len(apps) > 1:
+        raise InvalidValue(
+            f"several apps have a table {table!r}: write app.{table}", {"table": table}
+        )
+    return apps[0]
 
 
 def find_app(session: Session, ref: str) -> App:

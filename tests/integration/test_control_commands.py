@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 import logging
+import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 import sqlalchemy as sa
 from click.testing import CliRunner, Result
 
 from adminium.cli import main
+from adminium.events import events_channel
 from tests.integration.test_controlplane import SECRET, TAKEAWAY, with_password
 from web import controlplane
 
@@ -31,7 +35,8 @@ def invoke(control_url: str) -> Invoke:
     runner = CliRunner()
 
     def run(*args: str, stdin: str | None = None) -> Result:
-        return runner.invoke(main, list(args), input=stdin, env={"DATABASE_URL": control_url})
+        env = {"DATABASE_URL": control_url, "REDIS_URL": ""}
+        return runner.invoke(main, list(args), input=stdin, env=env)
 
     return run
 
@@ -195,3 +200,137 @@ def test_an_empty_password_on_stdin_is_refused(invoke: Invoke) -> None:
     )
     assert result.exit_code == 1
     assert result.stderr == "Error: no password on stdin\n"
+
+
+# --- import ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def venue(
+    invoke: Invoke,
+    make_database: Callable[[], str],
+    manifest_file: Callable[[dict[str, Any]], str],
+) -> str:
+    """A connection `venue` with the takeaway app and its tables; its database URL."""
+    url = make_database()
+    assert invoke("connection", "add", "venue", "--url", url).exit_code == 0
+    made = invoke("app", "add", "venue", manifest_file(TAKEAWAY), "--create-tables")
+    assert made.exit_code == 0, made.output
+    return url
+
+
+def rows_file(tmp_path: Path, rows: Any) -> str:
+    """An import file holding `rows`."""
+    path = tmp_path / "rows.json"
+    path.write_text(json.dumps(rows))
+    return str(path)
+
+
+def test_import_writes_each_row_through_the_pipeline_as_import(
+    invoke: Invoke,
+    make_database: Callable[[], str],
+    manifest_file: Callable[[dict[str, Any]], str],
+    control_url: str,
+    tmp_path: Path,
+    redis_url: str,
+) -> None:
+    # A name of its own: the Redis channel is shared with every other test run.
+    name = f"venue-{uuid.uuid4().hex[:8]}"
+    venue = make_database()
+    invoke("connection", "add", name, "--url", venue)
+    invoke("app", "add", name, manifest_file(TAKEAWAY), "--create-tables")
+    rows = [
+        {"pickup_at": "2026-10-23T12:30:00+01:00"},
+        {"pickup_at": "2026-10-23T13:00:00+01:00", "cancel_code": "phone"},
+    ]
+    listener = redis.Redis.from_url(redis_url)
+    channel = listener.pubsub(ignore_subscribe_messages=True)
+    channel.subscribe(events_channel(name))
+    result = CliRunner().invoke(
+        main,
+        ["import", name, "orders", rows_file(tmp_path, rows), "--now", "2026-10-22T09:00Z"],
+        env={"DATABASE_URL": control_url, "REDIS_URL": redis_url},
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output == "imported 2 of 2 rows into takeaway.orders\n"
+    engine = controlplane.engine_for(venue)
+    with engine.connect() as conn:
+        orders = conn.execute(sa.text("SELECT status, cancel_code FROM orders ORDER BY id")).all()
+        audit = conn.execute(sa.text("SELECT actor, at FROM adminium.audit ORDER BY id")).all()
+    engine.dispose()
+    # A create lands in `initial`: placed.
+    assert [tuple(o) for o in orders] == [("placed", None), ("placed", "phone")]
+    # The audit names the actor Import and the --now instant (09:00 UTC on 22 October).
+    assert [a.actor for a in audit] == ["Import", "Import"]
+    assert {a.at.isoformat() for a in audit} == {"2026-10-22T09:00:00+00:00"}
+    events = heard(channel, 2)
+    channel.close()
+    listener.close()
+    assert [(e["connection"], e["table"], e["state"], e["actor"]) for e in events] == [
+        (name, "orders", "placed", "Import"),
+        (name, "orders", "placed", "Import"),
+    ]
+
+
+def heard(channel: Any, count: int, seconds: float = 5.0) -> list[dict[str, Any]]:
+    """Up to `count` JSON messages heard on a subscribed channel within `seconds`."""
+    deadline = time.monotonic() + seconds
+    messages: list[dict[str, Any]] = []
+    while len(messages) < count and time.monotonic() < deadline:
+        message = channel.get_message(timeout=0.5)
+        if message:
+            messages.append(json.loads(message["data"]))
+    return messages
+
+
+def test_import_reports_each_refused_row_and_exits_1(
+    invoke: Invoke, venue: str, tmp_path: Path
+) -> None:
+    rows = [
+        {"pickup_at": "2026-10-23T12:30:00+01:00"},
+        {"pickup_at": "2026-10-23T12:45:00+01:00", "cancel_code": "x" * 21},  # maxLength 20
+        {"pickup_at": "2026-10-23T13:00:00+01:00"},
+    ]
+    result = invoke("import", "venue", "orders", rows_file(tmp_path, rows))
+    assert result.exit_code == 1
+    assert result.stderr.startswith("row 2 refused: VALUE_REFUSED: ")
+    assert result.stdout == "imported 2 of 3 rows into takeaway.orders\n"
+    engine = controlplane.engine_for(venue)
+    with engine.connect() as conn:
+        assert conn.scalar(sa.text("SELECT count(*) FROM orders")) == 2
+        assert conn.scalar(sa.text("SELECT count(*) FROM adminium.audit")) == 2
+    engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        pytest.param(("venue", "dishes"), "has a table 'dishes'", id="unknown_table"),
+        pytest.param(
+            ("nowhere", "orders"), "no connection named 'nowhere'", id="unknown_connection"
+        ),
+    ],
+)
+def test_import_into_an_unknown_place_exits_1(
+    invoke: Invoke, venue: str, tmp_path: Path, args: tuple[str, str], says: str
+) -> None:
+    result = invoke("import", *args, rows_file(tmp_path, [{"pickup_at": None}]))
+    assert result.exit_code == 1
+    assert says in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("rows", "now", "says"),
+    [
+        pytest.param({"pickup_at": None}, None, "holds no rows", id="an_object_not_an_array"),
+        pytest.param([1, 2], None, "holds no rows", id="an_array_of_numbers"),
+        pytest.param([], "2026-10-22T09:00", "needs its offset", id="now_without_offset"),
+    ],
+)
+def test_import_refuses_a_bad_file_or_now(
+    invoke: Invoke, venue: str, tmp_path: Path, rows: Any, now: str | None, says: str
+) -> None:
+    extra = ("--now", now) if now else ()
+    result = invoke("import", "venue", "orders", rows_file(tmp_path, rows), *extra)
+    assert result.exit_code != 0
+    assert says in result.stderr
