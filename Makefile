@@ -1,32 +1,63 @@
 # The two commands: `make run` and `make test`. Both create .venv and install what they need.
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
-VENV   := .venv
-BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+PYTHON   ?= $(shell command -v python3.11 || command -v python3)
+VENV     := .venv
+BIN      := $(VENV)/bin
+PIP      := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+# `make run` needs the app only; the tools and the browser driver come with the tests.
+RUN_STAMP := $(VENV)/.installed-run
+DEV_STAMP := $(VENV)/.installed-dev
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test lint install reset bench
+.PHONY: run test lint install chromium screenshots reset bench
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 
-install: $(STAMP)
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(PIP) -e .
+	touch $@
 
-run: $(STAMP)
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	$(PIP) -e '.[dev]'
+	touch $@ $(RUN_STAMP)
+
+install: $(DEV_STAMP)
+
+run: $(RUN_STAMP)
 	$(BIN)/adminium run
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy core
 
-test: lint
+# Browser tests drive Debian's Chromium (Playwright's own browser download is not used).
+chromium:
+	@if [ -x $(CHROMIUM) ]; then exit 0; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "Installing Debian's Chromium for the browser tests (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then \
+	  echo "Installing Debian's Chromium for the browser tests (sudo apt-get)"; \
+	  sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+	  echo "The browser tests need $(CHROMIUM): run 'sudo apt-get install chromium' (or 'make chromium' as root)." >&2; \
+	  exit 1; \
+	fi
+
+test: lint chromium
 	$(BIN)/python -m pytest
 
-bench: $(STAMP)
+# Screenshots of each screen, taken by the browser tests, into docs/screenshots/.
+screenshots: $(DEV_STAMP) chromium
+	ADMINIUM_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q tests/browser
+
+bench: $(DEV_STAMP)
 	for script in bench/*.py; do $(BIN)/python $$script; done
 
+# Starts over: the embedded servers' data goes. Refuses while `make run` is using it.
 reset:
+	@if [ -f instance/pg/postmaster.pid ] && kill -0 "$$(head -n1 instance/pg/postmaster.pid)" 2>/dev/null; then \
+	  echo "PostgreSQL is running on instance/pg: stop 'make run' (Ctrl-C) first." >&2; exit 1; \
+	fi
 	rm -rf instance

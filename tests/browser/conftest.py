@@ -1,0 +1,92 @@
+"""Browser rig: Debian's Chromium driven by Playwright, and the web served for real.
+
+Set ADMINIUM_SCREENSHOTS to a folder (`make screenshots` uses docs/screenshots) to keep
+the screenshot each test takes of its screen.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from playwright.sync_api import Browser, Page, sync_playwright
+from werkzeug.serving import make_server
+
+from web import create_app
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Headless, and nothing that reaches out to the network on its own.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+#: How long a page may take to show what a test waits for.
+PAGE_TIMEOUT_MS = 10_000
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium, headless, for the whole session."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make chromium` installs it (as root)")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh page in a context of its own (no cookies shared between tests)."""
+    context = browser.new_context()
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def serve_app() -> Iterator[Callable[[Flask], str]]:
+    """Factory: serve a Flask app with a real threaded HTTP server; its base URL."""
+    servers = []
+
+    def serve(app: Flask) -> str:
+        server = make_server("127.0.0.1", 0, app, threaded=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_port}"
+
+    yield serve
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def live_server(serve_app: Callable[[Flask], str], database_url: str, redis_url: str) -> str:
+    """The web on the test PostgreSQL (a fresh database) and Redis; its base URL."""
+    app = create_app({"TESTING": True, "DATABASE_URL": database_url, "REDIS_URL": redis_url})
+    return serve_app(app)
+
+
+@pytest.fixture
+def screenshot(page: Page, tmp_path: Path) -> Callable[[str], Path]:
+    """Save the page as `<name>.png`: in ADMINIUM_SCREENSHOTS when set, else a temp folder."""
+    folder = Path(os.environ.get("ADMINIUM_SCREENSHOTS") or tmp_path)
+
+    def shoot(name: str) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return shoot
