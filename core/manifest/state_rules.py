@@ -13,7 +13,7 @@ from core.manifest.lookup import (
     value_refusal,
     written_by_rules,
 )
-from core.manifest.model import Late, Moment, MoveSpec, Requires, Shift, Table, Timed
+from core.manifest.model import Column, Late, Moment, MoveSpec, Requires, Shift, Table, Timed
 from core.manifest.moment_rules import (
     Out,
     Path,
@@ -64,18 +64,16 @@ def _check_moves(lk: Lookup, out: Out, at: Path, name: str, table: Table, known:
     for source, moves in table.states.moves.items():
         if source not in known:
             out.append(Refusal(where(*at, "moves", source), unknown_state(name, source, known)))
+        elif _too_long(name, column, source):
+            out.append(Refusal(where(*at, "moves", source), _too_long(name, column, source)))
         seen: list[str] = []
         for index, move in enumerate(moves):
             spot = (*at, "moves", source, index)
             target = move_target(move)
             if target not in known:
                 out.append(Refusal(where(*spot), unknown_state(name, target, known)))
-            elif column and column.max_length and len(target) > column.max_length:
-                sentence = (
-                    f'"{name}.{column.ref}" holds {column.max_length} characters,'
-                    f' too few for "{target}"'
-                )
-                out.append(Refusal(where(*spot), sentence))
+            elif _too_long(name, column, target):
+                out.append(Refusal(where(*spot), _too_long(name, column, target)))
             if target in seen:
                 sentence = f'the move from "{source}" to "{target}" is listed twice'
                 out.append(Refusal(where(*spot), sentence))
@@ -90,6 +88,13 @@ def _check_moves(lk: Lookup, out: Out, at: Path, name: str, table: Table, known:
                         out.append(Refusal(where(*spot, "roles", number), sentence))
                 if move.requires:
                     _check_requires(lk, out, (*spot, "requires"), name, move.requires)
+
+
+def _too_long(name: str, column: Column | None, state: str) -> str:
+    """The sentence for a state longer than its text column holds, or ''."""
+    if column is None or column.max_length is None or len(state) <= column.max_length:
+        return ""
+    return f'"{name}.{column.ref}" holds {column.max_length} characters, too few for "{state}"'
 
 
 def _check_requires(lk: Lookup, out: Out, at: Path, name: str, requires: Requires) -> None:

@@ -165,6 +165,14 @@ BAD: dict[str, tuple[str, Mutation, Expected]] = {
         [("tables.orders.states.moves.ready[0]",
           f'"orders" has no state "collected": its states are {ORDER_STATES}')],
     ),
+    "state_longer_than_its_text_column": (
+        # "checked_in" is 10 characters; "valid" (5) and "offered" (7) fit in 9.
+        "tickets",
+        put("tables", "tickets", "columns", 7, "maxLength", value=9),
+        [(f"tables.tickets.states.moves.{spot}",
+          '"tickets.status" holds 9 characters, too few for "checked_in"')
+         for spot in ("valid[1]", "offered[1]")],
+    ),
     "state_column_missing": (
         "takeaway",
         put(*ORDERS, "column", value="state"),
