@@ -14,64 +14,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    PlainValidator,
-    StringConstraints,
-    Tag,
-    WithJsonSchema,
+from pydantic import Discriminator, Field, Tag
+
+from core.manifest.base import (
+    NAME_PATTERN,
+    WALL_TIME_PATTERN,
+    Model,
+    Name,
+    Number,
+    Scalar,
+    WallTime,
+    tag_of,
 )
-from pydantic_core import PydanticCustomError
 
-NAME_PATTERN = r"^[a-z_][a-z0-9_]*$"
-WALL_TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
-
-Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN, max_length=63)]
-"""A table, column, state or role name: lower-case SQL identifier."""
-
-WallTime = Annotated[str, StringConstraints(pattern=WALL_TIME_PATTERN)]
-"""A wall time written `HH:MM` on a 24-hour clock."""
-
-
-def _scalar(value: Any) -> Any:
-    """Accept a JSON text, number, true/false or null; refuse lists and objects."""
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    raise PydanticCustomError("scalar", "a value here is text, a number, true, false or null")
-
-
-def _number(value: Any) -> Any:
-    """Accept a JSON number (whole or not: the check refuses fractions with a sentence)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return value
-    raise PydanticCustomError("number", "an amount is a whole number or a setting {table, column}")
-
-
-Scalar = Annotated[
-    str | int | float | bool | None,
-    PlainValidator(_scalar),
-    WithJsonSchema({"type": ["string", "number", "boolean", "null"]}),
-]
-"""A fixed value: text, a number, true or false, or null."""
-
-Number = Annotated[int | float, PlainValidator(_number), WithJsonSchema({"type": "number"})]
-
-
-def _tag(tags: dict[type, str], value: Any, pick: Any) -> str | None:
-    """The union member a value is meant as: by its model class, else by `pick(dict)`."""
-    for cls, tag in tags.items():
-        if isinstance(value, cls):
-            return tag
-    return pick(value) if isinstance(value, dict) else None
-
-
-class Model(BaseModel):
-    """Base of every manifest model: frozen, strict, unknown fields refused."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+__all__ = ["NAME_PATTERN", "WALL_TIME_PATTERN", "Model", "Name", "Scalar", "WallTime"]
 
 
 # --- settings and shifts -------------------------------------------------------
@@ -87,7 +43,7 @@ class SettingRef(Model):
 def _amount_tag(value: Any) -> str | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return "~number"
-    return _tag({SettingRef: "~setting"}, value, lambda _: "~setting")
+    return tag_of({SettingRef: "~setting"}, value, lambda _: "~setting")
 
 
 Amount = Annotated[
@@ -144,7 +100,7 @@ def _time_tag(value: Any) -> str | None:
             return "~hours"
         return "~setting" if "table" in data else "~row"
 
-    return _tag({HoursEdge: "~hours", SettingRef: "~setting", RowTime: "~row"}, value, pick)
+    return tag_of({HoursEdge: "~hours", SettingRef: "~setting", RowTime: "~row"}, value, pick)
 
 
 TimeOfDay = Annotated[
@@ -283,7 +239,7 @@ class MoveSpec(Model):
 def _move_tag(value: Any) -> str | None:
     if isinstance(value, str):
         return "~state"
-    return _tag({MoveSpec: "~move"}, value, lambda _: "~move")
+    return tag_of({MoveSpec: "~move"}, value, lambda _: "~move")
 
 
 Move = Annotated[

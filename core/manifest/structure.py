@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from core.manifest import model
+from core.manifest import base, model
 from core.manifest.refusal import Refusal, shown, where
 
 _KINDS = {
@@ -45,7 +45,7 @@ def _unknown(err: ErrorDetails) -> str:
 
 
 def _pattern(err: ErrorDetails) -> str:
-    if err.get("ctx", {}).get("pattern") == model.WALL_TIME_PATTERN:
+    if err.get("ctx", {}).get("pattern") == base.WALL_TIME_PATTERN:
         value = shown(err["input"])
         return f'{value} is no time of day: write HH:MM on a 24-hour clock, such as "09:30"'
     return (
