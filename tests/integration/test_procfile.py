@@ -107,11 +107,27 @@ class Launch:
 
     def leftovers(self) -> list[str]:
         """Processes of this run still alive: started ones, or any naming the folder."""
-        alive = [p for p in self.started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        suspects = list(self.started)
         for process in psutil.process_iter(["cmdline"]):
             if str(self.folder) in " ".join(process.info["cmdline"] or ()):
-                alive.append(process)
-        return sorted({f"{p.pid} {' '.join(p.cmdline())}" for p in alive if p.is_running()})
+                suspects.append(process)
+        return sorted({describe(p) for p in suspects if is_alive(p)})
+
+
+def is_alive(process: psutil.Process) -> bool:
+    """Still running; a zombie waiting for init to reap it has exited."""
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def describe(process: psutil.Process) -> str:
+    """pid and command line, for failure messages."""
+    try:
+        return f"{process.pid} {' '.join(process.cmdline())}"
+    except psutil.Error:
+        return f"{process.pid}"
 
 
 @pytest.fixture
