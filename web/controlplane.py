@@ -25,16 +25,22 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import psycopg
 from alembic import command
 from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import NullPool
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from core.errors import AdminiumError
 from core.manifest.check import check_manifest
+from core.manifest.model import App as AppManifest
+from core.manifest.model import load_app
 from core.store import Store, install_app
 from web.models import (
     ADMIN,
+    SCHEMA,
     App,
     Connection,
     User,
@@ -116,10 +122,25 @@ def upgrade_control_plane(url: str) -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["database_url"] = url
+    heads = set(ScriptDirectory.from_config(config).get_heads())
+    if control_plane_revisions(url) == heads:
+        log.debug("control plane already at %s in %s", heads, hide_password(url))
+        return
     # Alembic's context is one global per process; processes wait on env.py's advisory lock.
     with _UPGRADING:
         command.upgrade(config, "head")
     log.info("control plane at the newest migration in %s", hide_password(url))
+
+
+def control_plane_revisions(url: str) -> set[str]:
+    """The migrations the control-plane database is at (none when empty)."""
+    engine = create_engine(sqlalchemy_url(url), poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            context = MigrationContext.configure(conn, opts={"version_table_schema": SCHEMA})
+            return set(context.get_current_heads())
+    finally:
+        engine.dispose()
 
 
 @cache
@@ -246,6 +267,7 @@ def add_app(
             {"refusals": [{"where": r.where, "sentence": r.sentence} for r in refusals]},
         )
     name = str(manifest["name"])
+    refuse_shared_tables(connection, load_app(manifest))
     app = session.scalar(select(App).where(App.connection == connection, App.name == name))
     if app is not None and not replace:
         raise AlreadyExists(
@@ -270,6 +292,21 @@ def add_app(
     session.commit()
     log.info("app %s saved on connection %s", name, connection_name)
     return app
+
+
+def refuse_shared_tables(connection: Connection, new: AppManifest) -> None:
+    """Two apps of one connection never keep a table of the same name in the same schema."""
+    for other in connection.apps:
+        if other.name == new.name or other.model.schema_name != new.schema_name:
+            continue
+        shared = sorted(set(other.model.tables) & set(new.tables))
+        if shared:
+            raise AlreadyExists(
+                f"app {other.name!r} of this connection already keeps {', '.join(shared)} in "
+                f"schema {new.schema_name!r}: give app {new.name!r} a schema of its own "
+                f'("schema": "{new.name}")',
+                {"app": other.name, "tables": shared, "schema": new.schema_name},
+            )
 
 
 def app_store(app: App) -> Store:

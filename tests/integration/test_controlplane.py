@@ -311,6 +311,18 @@ def test_an_app_of_the_same_name_is_replaced_only_when_asked(
     assert len(controlplane.get_connection(session, "venue").apps) == 1
 
 
+def test_two_apps_of_a_connection_never_share_a_table_in_one_schema(
+    session: Session, venue_url: str
+) -> None:
+    controlplane.add_connection(session, "venue", venue_url)
+    controlplane.add_app(session, "venue", TAKEAWAY)
+    with pytest.raises(AlreadyExists) as refused:
+        controlplane.add_app(session, "venue", without_timed(TAKEAWAY, "deli"))
+    assert refused.value.details == {"app": "takeaway", "tables": ["orders"], "schema": "public"}
+    own_schema = without_timed(TAKEAWAY, "deli") | {"schema": "deli"}
+    assert controlplane.add_app(session, "venue", own_schema, create_tables=True).name == "deli"
+
+
 def test_create_tables_makes_the_apps_tables_index_and_adminium_schema(
     session: Session, venue_url: str
 ) -> None:
