@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -38,16 +39,37 @@ def write_and_audit(
     key: Any,
     changes: Mapping[str, Any],
     entry: Mapping[str, Any],
-) -> sa.Select[Any]:
-    """One statement: insert (key None) or update the row, and audit it; selects the row written.
+) -> tuple[sa.Select[Any], dict[str, Any]]:
+    """One statement and its parameters: write the row (key None: insert) and audit it.
 
-    The row before is read in the same snapshot as the update, and the row after is the one
-    the database returns, both as JSON: one round trip makes the write and its audit entry.
+    The row before is read in the same snapshot as the update, and the row after is the
+    one the database returns, both as JSON: one round trip makes the write and its audit
+    entry. The statement is built once per shape and reused with new parameters.
     """
-    if key is None:
-        written = sa.insert(table).values(dict(changes)).returning(*table.c).cte("written")
-        before: Any = sa.null()
+    statement = _statement(table, key_column, key is None, tuple(changes), tuple(entry))
+    params = {f"v_{name}": value for name, value in changes.items()}
+    params.update({f"a_{name}": value for name, value in entry.items()})
+    if key is not None:
+        params["k_key"] = key
+    return statement, params
+
+
+@functools.lru_cache(maxsize=512)
+def _statement(
+    table: sa.Table,
+    key_column: str,
+    creating: bool,
+    columns: tuple[str, ...],
+    entry: tuple[str, ...],
+) -> sa.Select[Any]:
+    """The write-and-audit statement for one shape of write, with bound parameters."""
+    values = {name: sa.bindparam(f"v_{name}", type_=table.c[name].type) for name in columns}
+    before: Any
+    if creating:
+        written = sa.insert(table).values(values).returning(*table.c).cte("written")
+        before = sa.null()
     else:
+        key = sa.bindparam("k_key", type_=table.c[key_column].type)
         held = table.alias("held")
         before = (
             sa.select(sa.func.to_jsonb(held.table_valued()))
@@ -57,18 +79,20 @@ def write_and_audit(
         written = (
             sa.update(table)
             .where(table.c[key_column] == key)
-            .values(dict(changes))
+            .values(values)
             .returning(*table.c)
             .cte("written")
         )
-    values = sa.select(
-        *(sa.literal(value, audit.c[name].type).label(name) for name, value in entry.items()),
+    audited_values = sa.select(
+        *(sa.bindparam(f"a_{name}", type_=audit.c[name].type).label(name) for name in entry),
         sa.cast(written.c[key_column], sa.Text).label("row_key"),
         before.label("before"),
         sa.func.to_jsonb(written.table_valued()).label("after"),
     )
     audited = (
-        sa.insert(audit).from_select([*entry, "row_key", "before", "after"], values).cte("audited")
+        sa.insert(audit)
+        .from_select([*entry, "row_key", "before", "after"], audited_values)
+        .cte("audited")
     )
     return sa.select(*written.c).add_cte(audited)
 

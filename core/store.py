@@ -7,6 +7,7 @@ so everything one write makes commits in one transaction (DESIGN decision 1).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -26,6 +27,7 @@ from core.manifest.model import (
     SettingRef,
     Table,
 )
+from core.sweep_records import sweeps as _sweep_tables  # noqa: F401  (install makes them)
 
 Row = dict[str, Any]
 
@@ -196,11 +198,8 @@ class Store:
 
     def read_row(self, conn: Connection, name: str, key: Any, *, lock: bool = False) -> Row | None:
         """A row by its key; with `lock`, held FOR UPDATE NOWAIT until the transaction ends."""
-        table = self.table(name)
-        query = sa.select(table).where(table.c[self.spec(name).key] == key)
-        if lock:
-            query = query.with_for_update(nowait=True)
-        found = conn.execute(query).mappings().first()
+        query = _row_query(self.table(name), self.spec(name).key, lock)
+        found = conn.execute(query, {"k_key": key}).mappings().first()
         return dict(found) if found is not None else None
 
     def read_rows(self, conn: Connection, name: str) -> list[Row]:
@@ -240,6 +239,14 @@ class Store:
         with self.engine.connect() as conn:
             found = conn.execute(sa.select(table).where(table.c[column] == code)).mappings().first()
         return dict(found) if found is not None else None
+
+
+@functools.lru_cache(maxsize=256)
+def _row_query(table: sa.Table, key_column: str, lock: bool) -> sa.Select[Any]:
+    """The select of one row by its key, built once per table (optionally FOR UPDATE NOWAIT)."""
+    key = sa.bindparam("k_key", type_=table.c[key_column].type)
+    query = sa.select(table).where(table.c[key_column] == key)
+    return query.with_for_update(nowait=True) if lock else query
 
 
 def _collect_tables(node: Any, found: set[str]) -> None:

@@ -128,13 +128,7 @@ def _write(conn: Connection, store: Store, req: _Request, written: list[str]) ->
     creating = req.key is None
     sent = writer_values(spec, req.values, req.actor, creating=creating)
     # 1. lock the row and read it as held
-    held: Row | None = None
-    if not creating:
-        held = store.read_row(conn, req.table, req.key, lock=True)
-        if held is None:
-            raise RowNotFound(
-                f"no row {req.key!r} in {req.table}", {"table": req.table, "key": req.key}
-            )
+    held = None if creating else _hold_row(conn, store, req)
     state_column = spec.states.column if spec.states is not None else None
     state_from = held.get(state_column) if held is not None and state_column else None
     # 2. the move: listed, undo, roles
@@ -169,6 +163,36 @@ def _write(conn: Connection, store: Store, req: _Request, written: list[str]) ->
     # 6. effects: linked rows moved as their own table's declared move (next issue).
     # 7. the audit entry, in the same statement as the write; emails and automations
     #    that watch the state or the table join here (never emails for sample rows).
+    written.extend(changes)
+    row = _write_and_audit(conn, store, req, changes, (state_from, state_to))
+    _judge_window_opened(req, verdict)
+    # 8. commit (on leaving the caller's block), then the events.
+    key = row[spec.key]
+    state = row.get(state_column) if state_column else None
+    event = RowEvent(store.connection, store.app.name, req.table, key, state, req.actor.name)
+    log.debug("wrote %s.%s key=%s by %s", store.app.name, req.table, key, req.actor.name)
+    return WriteResult(req.table, key, row, (event,), verdict.late)
+
+
+def _hold_row(conn: Connection, store: Store, req: _Request) -> Row:
+    """Step 1: the row locked FOR UPDATE NOWAIT (held elsewhere: WriteConflict) and read."""
+    held = store.read_row(conn, req.table, req.key, lock=True)
+    if held is None:
+        raise RowNotFound(
+            f"no row {req.key!r} in {req.table}", {"table": req.table, "key": req.key}
+        )
+    return held
+
+
+def _write_and_audit(
+    conn: Connection,
+    store: Store,
+    req: _Request,
+    changes: Mapping[str, Any],
+    move: tuple[str | None, str | None],
+) -> Row:
+    """Steps 5 and 7 in one round trip: the row written and its audit entry; the row after."""
+    state_from, state_to = move
     moved = state_to is not None and state_to != state_from
     entry = audit_entry(
         at=req.now,
@@ -179,16 +203,9 @@ def _write(conn: Connection, store: Store, req: _Request, written: list[str]) ->
         move_from=state_from if moved else None,
         move_to=state_to if moved else None,
     )
-    written.extend(changes)
-    statement = write_and_audit(store.table(req.table), spec.key, req.key, changes, entry)
-    row = dict(conn.execute(statement).mappings().one())
-    _judge_window_opened(req, verdict)
-    # 8. commit (on leaving the caller's block), then the events.
-    key = row[spec.key]
-    state = row.get(state_column) if state_column else None
-    event = RowEvent(store.connection, store.app.name, req.table, key, state, req.actor.name)
-    log.debug("wrote %s.%s key=%s by %s", store.app.name, req.table, key, req.actor.name)
-    return WriteResult(req.table, key, row, (event,), verdict.late)
+    key_column = store.spec(req.table).key
+    statement, params = write_and_audit(store.table(req.table), key_column, req.key, changes, entry)
+    return dict(conn.execute(statement, params).mappings().one())
 
 
 def _judge_move(spec: Table, state_from: str | None, req: _Request) -> MoveSpec:
