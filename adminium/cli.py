@@ -20,6 +20,7 @@ from adminium.check_command import check_command
 from adminium.control_commands import COMMANDS as CONTROL_COMMANDS
 from adminium.embedded import Embedded, start_postgres, start_redis
 from adminium.moment_command import moment_command
+from adminium.sweep_commands import COMMANDS as SWEEP_COMMANDS
 from web.controlplane import upgrade_control_plane
 
 log = logging.getLogger(__name__)
@@ -154,3 +155,5 @@ for control_command in CONTROL_COMMANDS:
 
 main.add_command(check_command)
 main.add_command(moment_command)
+for sweep_command in SWEEP_COMMANDS:
+    main.add_command(sweep_command)

@@ -1,7 +1,12 @@
-"""The clock's cron configuration, loaded by `rq cron jobs/cron.py`."""
+"""The clock's cron configuration, loaded by `rq cron jobs/cron.py`.
+
+RQ's cron holds no lock: every clock process enqueues the tick each minute, and the
+tick enqueues each connection's sweep under one job id per minute with `unique=True`.
+"""
 
 from rq import cron
 
+from jobs.sweep import QUEUE
 from jobs.tick import enqueue_sweeps
 
-cron.register(enqueue_sweeps, queue_name="adminium", cron="* * * * *", job_timeout=50, ttl=55)
+cron.register(enqueue_sweeps, queue_name=QUEUE, cron="* * * * *", job_timeout=50, ttl=55)

@@ -3,12 +3,42 @@
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from redis import Redis
+from rq import Queue, get_current_job
+
+from jobs.sweep import QUEUE, control_url, enqueue_sweep, minute_of
+from web import controlplane
 
 log = logging.getLogger(__name__)
 
 
+def connections_with_timed_moves(url: str) -> list[str]:
+    """Every connection whose apps list a timed move, paused ones too (read as a sweep starts)."""
+    with controlplane.open_session(url) as session:
+        return [
+            c.name
+            for c in controlplane.list_connections(session)
+            if any(app.has_timed_moves for app in c.apps)
+        ]
+
+
+def enqueue_minute(queue: Queue, names: Iterable[str], minute: datetime, now: datetime) -> int:
+    """Enqueue each connection's sweep of `minute` once; how many this call enqueued."""
+    return sum(enqueue_sweep(queue, name, minute, now) is not None for name in names)
+
+
 def enqueue_sweeps() -> int:
-    """Enqueue this minute's sweeps; returns how many were enqueued."""
-    # The connections and their sweeps arrive with the control plane and the sweep job.
-    log.info("minute tick: no connections are registered yet")
-    return 0
+    """The cron job: enqueue this minute's sweeps; returns how many this tick enqueued."""
+    job = get_current_job()
+    now = datetime.now(UTC)
+    # The minute is the tick's own, so every clock's tick of one minute names the same jobs.
+    minute = minute_of(job.enqueued_at if job is not None and job.enqueued_at else now)
+    client = job.connection if job is not None else Redis.from_url(os.environ["REDIS_URL"])
+    names = connections_with_timed_moves(control_url())
+    count = enqueue_minute(Queue(QUEUE, connection=client), names, minute, now)
+    log.info("minute %s: %s of %s sweeps enqueued", f"{minute:%H:%M}Z", count, len(names))
+    return count

@@ -1,0 +1,151 @@
+"""Console commands for the minute sweep: `sweep`, `due` and `indexes`."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+import redis
+import sqlalchemy as sa
+
+from adminium.control_commands import control_plane, parse_now
+from core.due import Due, find_due
+from core.store import timed_indexes
+from core.sweep_records import read_set_aside
+from jobs.sweep import sweep_now
+from web import controlplane
+
+DUE_LIMIT = 1000
+"""How many rows `adminium due` lists at most."""
+
+
+def _row(due: Due) -> str:
+    """A due row as one line: app.table key, rule, moment on the venue's clock."""
+    rule = due.rule
+    local = due.moment.astimezone(rule.store.zone)
+    return f"{rule.app}.{rule.table} {due.key} rule {rule.number} at {local.isoformat()}"
+
+
+@click.command("sweep")
+@click.argument("connection")
+@click.option("--now", "now_text", default=None, help="Judge the rows at this instant (ISO).")
+@click.option("--dry-run", is_flag=True, help="Move nothing: show what would move.")
+def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
+    """Run one sweep of CONNECTION now, inline; print what it moved, set aside and left."""
+    now = parse_now(now_text) or datetime.now(UTC)
+    redis_url = os.environ.get("REDIS_URL", "")
+    client = redis.Redis.from_url(redis_url) if redis_url and not dry_run else None
+    try:
+        with control_plane() as session:
+            report = sweep_now(session, connection, now=now, dry_run=dry_run, redis_client=client)
+    finally:
+        if client is not None:
+            client.close()
+    if dry_run:
+        for due in report.left:
+            click.echo(f"would move {_row(due)}")
+    for due in report.moved:
+        click.echo(f"moved {_row(due)}")
+    for refused in report.set_aside:
+        click.echo(f"set aside {_row(refused.due)}: {refused.code}: {refused.message}")
+    for due in report.conflicts:
+        click.echo(f"next minute (held elsewhere) {_row(due)}")
+    if not dry_run:
+        for due in report.left:
+            click.echo(f"next minute {_row(due)}")
+    for due in report.passed_by:
+        until = due.record.until.isoformat() if due.record else ""
+        click.echo(f"passed by (set aside until {until}) {_row(due)}")
+    record = report.record()
+    click.echo(
+        f"sweep of {connection}: {record['outcome']}, moved {record['moved']}, "
+        f"set aside {record['set_aside']}, conflicts {record['conflicts']}, "
+        f"left {len(report.left)}, {record['took_ms']:.1f} ms"
+        + (" (dry run)" if dry_run else "")
+        + (f": {report.error}" if report.error else "")
+    )
+    if report.outcome.value in ("stopped", "fence-lost"):
+        raise click.exceptions.Exit(1)
+
+
+@click.command("due")
+@click.argument("connection")
+@click.option("--at", "at_text", default=None, help="What would be due by this instant (ISO).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def due_command(connection: str, at_text: str | None, as_json: bool) -> None:
+    """The pending timed moves of CONNECTION: row, rule, moment, set aside or not."""
+    at = parse_now(at_text) or datetime.now(UTC)
+    with control_plane() as session:
+        found = controlplane.get_connection(session, connection)
+        stores = [controlplane.app_store(a) for a in found.apps if a.has_timed_moves]
+        rows: list[Due] = []
+        if stores:
+            with stores[0].engine.connect() as conn:
+                records = read_set_aside(conn, [s.app.name for s in stores])
+                due = find_due(conn, stores, now=at, limit=DUE_LIMIT, records=records)
+            rows = sorted([*due.due, *due.passed_by], key=lambda d: (d.moment, str(d.key)))
+    if as_json:
+        click.echo(json.dumps([_due_json(d, at) for d in rows], indent=2))
+        return
+    if not rows:
+        click.echo(f"nothing due on {connection} by {at.isoformat()}")
+    for due_row in rows:
+        aside = _aside(due_row, at)
+        click.echo(_row(due_row) + (f" set aside until {aside}" if aside else ""))
+
+
+def _aside(due: Due, at: datetime) -> str | None:
+    """Until when a row is set aside at `at`, if it is (and not re-dated since)."""
+    record = due.record
+    if record is None or record.until <= at or record.moment != due.moment:
+        return None
+    return record.until.isoformat()
+
+
+def _due_json(due: Due, at: datetime) -> dict[str, Any]:
+    rule = due.rule
+    return {
+        "app": rule.app,
+        "table": rule.table,
+        "key": due.key,
+        "rule": rule.number,
+        "from": rule.timed.from_,
+        "to": rule.timed.to,
+        "moment": due.moment.astimezone(rule.store.zone).isoformat(),
+        "set_aside_until": _aside(due, at),
+        "code": due.record.code if due.record else None,
+    }
+
+
+@click.command("indexes")
+@click.argument("connection")
+def indexes_command(connection: str) -> None:
+    """The index each timed rule wants, as SQL a DBA can run on an existing database."""
+    with control_plane() as session:
+        found = controlplane.get_connection(session, connection)
+        apps = [a for a in found.apps if a.has_timed_moves]
+        engine = controlplane.connection_engine(found) if apps else None
+        existing: set[tuple[str, str]] = set()
+        if engine is not None:
+            with engine.connect() as conn:
+                existing = {
+                    (r[0], r[1])
+                    for r in conn.execute(sa.text("SELECT schemaname, indexname FROM pg_indexes"))
+                }
+        if not apps:
+            click.echo(f"-- connection {connection} has no timed moves")
+        for app in apps:
+            model = app.model
+            click.echo(f"-- app {app.name}")
+            for statement in timed_indexes(model):
+                name = statement.split('"')[1]
+                sql = statement.replace("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1)
+                there = (model.schema_name, name) in existing
+                click.echo(("-- already there: " if there else "") + sql + ";")
+
+
+COMMANDS: tuple[click.Command, ...] = (sweep_command, due_command, indexes_command)
+"""What `adminium.cli` registers on `main`."""

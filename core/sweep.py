@@ -1,0 +1,316 @@
+"""The minute sweep of one connection: its due rows moved by their timed rules, once each.
+
+In order: take the connection's fence; read the set-aside records, forget those of rows
+that left `from`; give back holds nobody finished (a later issue); find the due rows,
+longest-due first, at most `limit`; move each through the write pipeline as `Timed
+move`, in its own transaction; record the minute. A refused row is set aside for an
+hour; a row another writer holds is tried next minute; the database going away stops
+the minute. `now` is an argument; the jobs layer reads the clock and publishes events.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from core.actors import Actor
+from core.due import Due, find_due, moment_tables, timed_rules
+from core.errors import AdminiumError, RowNotDue
+from core.fence import Fence
+from core.store import Store
+from core.sweep_records import (
+    SET_ASIDE_FOR,
+    SetAside,
+    drop_left_from,
+    drop_set_aside,
+    read_set_aside,
+    write_set_aside,
+    write_sweep,
+)
+from core.writes import WriteResult, write_row
+
+log = logging.getLogger(__name__)
+
+LIMIT = 500
+"""At most this many rows move per connection per minute."""
+DEADLINE = 50.0
+"""Seconds a sweep may run; what it did not reach goes next minute."""
+FENCE_CHECK = 1.0
+"""Seconds between re-checks of the fence while moving."""
+
+REFUSED_WORDS = "timed move refused; left alone for an hour"
+"""The spec's words for a row set aside."""
+
+
+class SweepOutcome(StrEnum):
+    """How a minute's sweep ended."""
+
+    done = "done"
+    more = "more"
+    deadline = "deadline"
+    fenced = "fenced"
+    fence_lost = "fence-lost"
+    stopped = "stopped"
+    paused = "paused"
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A due row whose move was refused, with the refusal's code and message."""
+
+    due: Due
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """What one minute's sweep of a connection did."""
+
+    connection: str
+    at: datetime
+    outcome: SweepOutcome
+    moved: tuple[Due, ...] = ()
+    set_aside: tuple[Refused, ...] = ()
+    conflicts: tuple[Due, ...] = ()
+    left_alone: tuple[Due, ...] = ()
+    passed_by: tuple[Due, ...] = ()
+    left: tuple[Due, ...] = ()
+    error: str | None = None
+    took_ms: float = 0.0
+    dry_run: bool = False
+
+    def refused(self) -> dict[str, int]:
+        """How many rows each refusal code set aside."""
+        counts: dict[str, int] = {}
+        for refused in self.set_aside:
+            counts[refused.code] = counts.get(refused.code, 0) + 1
+        return counts
+
+    def record(self) -> dict[str, Any]:
+        """The minute's record as stored in `adminium.sweeps`."""
+        return {
+            "connection": self.connection,
+            "at": self.at,
+            "outcome": self.outcome.value,
+            "moved": len(self.moved),
+            "set_aside": len(self.set_aside),
+            "conflicts": len(self.conflicts),
+            "passed_by": len(self.passed_by),
+            "left_alone": len(self.left_alone),
+            "refused": self.refused(),
+            "error": self.error,
+            "took_ms": self.took_ms,
+        }
+
+
+@dataclass
+class _Sweep:
+    """One sweep as it runs."""
+
+    connection: str
+    now: datetime
+    dry_run: bool
+    clock: Callable[[], float]
+    started: float
+    moved: list[Due] = field(default_factory=list)
+    set_aside: list[Refused] = field(default_factory=list)
+    conflicts: list[Due] = field(default_factory=list)
+    left_alone: list[Due] = field(default_factory=list)
+    passed_by: tuple[Due, ...] = ()
+    left: tuple[Due, ...] = ()
+
+    def report(self, outcome: SweepOutcome, error: str | None = None) -> SweepReport:
+        took = (self.clock() - self.started) * 1000.0
+        return SweepReport(
+            self.connection,
+            self.now,
+            outcome,
+            tuple(self.moved),
+            tuple(self.set_aside),
+            tuple(self.conflicts),
+            tuple(self.left_alone),
+            self.passed_by,
+            self.left,
+            error,
+            round(took, 3),
+            self.dry_run,
+        )
+
+
+def sweep_connection(
+    stores: Sequence[Store],
+    *,
+    connection: str,
+    now: datetime,
+    limit: int = LIMIT,
+    deadline: float = DEADLINE,
+    dry_run: bool = False,
+    on_moved: Callable[[WriteResult], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> SweepReport:
+    """Sweep one connection at `now`: move its due rows, set aside the refused, record it."""
+    run = _Sweep(connection, now, dry_run, clock, clock())
+    stores = [s for s in stores if timed_rules(s)]
+    if not stores:
+        return run.report(SweepOutcome.done)
+    engine = stores[0].engine
+    fence = Fence(engine, connection)
+    try:
+        if not dry_run and not fence.acquire():
+            log.info("sweep of connection %s skipped: another sweep holds its fence", connection)
+            return run.report(SweepOutcome.fenced)
+        outcome = _run(run, stores, fence, limit, deadline, on_moved)
+        report = run.report(outcome)
+    except sa.exc.DBAPIError as error:
+        # The database went away: the minute stops; what was recorded so far stays.
+        message = _first_line(error)
+        log.error("sweep of connection %s stopped: %s", connection, message)
+        report = run.report(SweepOutcome.stopped, message)
+    finally:
+        fence.release()
+    if not dry_run:
+        _record(engine, report)
+    log.info(
+        "sweep of connection %s: %s, moved %s, set aside %s, conflicts %s, left %s, %.1f ms",
+        connection,
+        report.outcome.value,
+        len(report.moved),
+        len(report.set_aside),
+        len(report.conflicts),
+        len(report.left),
+        report.took_ms,
+    )
+    return report
+
+
+def _run(
+    run: _Sweep,
+    stores: Sequence[Store],
+    fence: Fence,
+    limit: int,
+    deadline: float,
+    on_moved: Callable[[WriteResult], None] | None,
+) -> SweepOutcome:
+    """Find the due rows and move them, within the deadline and while the fence holds."""
+    with stores[0].engine.connect() as conn:
+        if not run.dry_run:
+            _forget_left_from(conn, stores)
+            _give_back_holds(conn, stores, run.now)
+        records = read_set_aside(conn, [s.app.name for s in stores])
+        tables = {s.app.name: moment_tables(s, conn) for s in stores}
+        found = find_due(conn, stores, now=run.now, limit=limit, records=records, tables=tables)
+    run.passed_by = found.passed_by
+    if run.dry_run:
+        run.left = found.due
+        return SweepOutcome.more if found.more else SweepOutcome.done
+    checked = run.clock()
+    for index, due in enumerate(found.due):
+        if run.clock() - run.started > deadline:
+            run.left = found.due[index:]
+            return SweepOutcome.deadline
+        if run.clock() - checked > FENCE_CHECK:
+            if not fence.held():
+                run.left = found.due[index:]
+                return SweepOutcome.fence_lost
+            checked = run.clock()
+        _move(run, due, on_moved)
+    return SweepOutcome.more if found.more else SweepOutcome.done
+
+
+def _move(run: _Sweep, due: Due, on_moved: Callable[[WriteResult], None] | None) -> None:
+    """One row's timed move, in its own transaction through the write pipeline."""
+    rule = due.rule
+    try:
+        result = write_row(
+            rule.store, rule.table, due.key, actor=Actor.clock(), now=run.now, timed=rule.timed
+        )
+    except RowNotDue:
+        # Moved or re-dated since it was found: left as it is.
+        run.left_alone.append(due)
+        return
+    except AdminiumError as error:
+        if error.code == "WRITE_CONFLICT" or error.code.endswith("_BUSY"):
+            run.conflicts.append(due)
+            return
+        _set_aside(run, due, error)
+        return
+    run.moved.append(due)
+    if due.record is not None:
+        with rule.store.engine.begin() as conn:
+            drop_set_aside(conn, *due.record_key)
+    if on_moved is not None:
+        on_moved(result)
+
+
+def _set_aside(run: _Sweep, due: Due, error: AdminiumError) -> None:
+    """Record a refused row for an hour and log it with the spec's words."""
+    rule = due.rule
+    record = SetAside(
+        rule.app,
+        rule.table,
+        str(due.key),
+        rule.number,
+        error.code,
+        due.moment,
+        run.now + SET_ASIDE_FOR,
+    )
+    with rule.store.engine.begin() as conn:
+        write_set_aside(conn, record, message=error.message, at=run.now)
+    run.set_aside.append(Refused(due, error.code, error.message))
+    log.warning(
+        "%s: connection=%s table=%s key=%s rule=%s code=%s",
+        REFUSED_WORDS,
+        run.connection,
+        f"{rule.app}.{rule.table}",
+        due.key,
+        rule.number,
+        error.code,
+    )
+
+
+def _forget_left_from(conn: Connection, stores: Sequence[Store]) -> None:
+    """Drop the set-aside records of rows that left `from`: they are never tried again."""
+    with conn.begin():
+        for store in stores:
+            for rule in timed_rules(store):
+                drop_left_from(
+                    conn,
+                    rule.app,
+                    store.table(rule.table),
+                    rule.key_column,
+                    rule.number,
+                    rule.state_column,
+                    rule.timed.from_,
+                )
+
+
+def _give_back_holds(conn: Connection, stores: Sequence[Store], now: datetime) -> None:
+    """A hold that nobody finishes: give back holds whose moment has passed (a later issue)."""
+    # Holds and ledgers arrive with their own issue; this is the step where they are given back.
+    return None
+
+
+def _record(engine: sa.Engine, report: SweepReport) -> None:
+    """Write the minute's record; a database that went away keeps none."""
+    try:
+        with engine.begin() as conn:
+            write_sweep(conn, report.record())
+    except sa.exc.DBAPIError as error:
+        log.error(
+            "sweep record of connection %s not kept: %s", report.connection, _first_line(error)
+        )
+
+
+def _first_line(error: sa.exc.DBAPIError) -> str:
+    """What the database said, without the SQL."""
+    text = str(error.orig or error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

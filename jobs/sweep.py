@@ -1,0 +1,159 @@
+"""The per-connection sweep job: read the pause, build the stores, sweep, publish each move.
+
+The fence that keeps one sweep per connection lives in the connection's database
+(`core.fence`), taken by `core.sweep.sweep_connection`; Redis only carries the jobs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import redis
+from rq import Queue, get_current_job
+from rq.exceptions import DuplicateJobError
+from rq.job import Job
+from sqlalchemy.orm import Session
+
+from adminium.events import publish_events
+from core.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection
+from core.writes import WriteResult
+from web import controlplane
+
+log = logging.getLogger(__name__)
+
+QUEUE = "adminium"
+"""The queue the clock and the sweeps use (the Procfile's worker listens on it)."""
+WAIT_SECONDS = 55
+"""How long after its minute began a queued sweep may still start (`ttl`)."""
+JOB_TIMEOUT = 58
+"""A sweep's `job_timeout`: under the minute; its own deadline stops it sooner."""
+RESULT_TTL = 600
+"""How long a sweep's job (and so its id, for `unique`) is kept after it ran."""
+
+
+def minute_of(instant: datetime) -> datetime:
+    """The minute an instant falls in, in UTC."""
+    aware = instant if instant.tzinfo is not None else instant.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).replace(second=0, microsecond=0)
+
+
+def sweep_job_id(connection: str, minute: datetime) -> str:
+    """The one job id of a connection's sweep in a minute."""
+    return f"adminium-sweep:{connection}:{minute_of(minute):%Y%m%dT%H%MZ}"
+
+
+def enqueue_sweep(queue: Queue, connection: str, minute: datetime, now: datetime) -> Job | None:
+    """Enqueue a connection's sweep for a minute once; None when it is already there."""
+    minute = minute_of(minute)
+    waited = (now - minute).total_seconds()
+    ttl = int(WAIT_SECONDS - waited)
+    if ttl <= 0:
+        log.info(
+            "sweep of connection %s for %s not enqueued: its minute is over", connection, minute
+        )
+        return None
+    try:
+        return queue.enqueue(
+            run_sweep,
+            connection,
+            job_id=sweep_job_id(connection, minute),
+            unique=True,
+            ttl=ttl,
+            job_timeout=JOB_TIMEOUT,
+            result_ttl=RESULT_TTL,
+            failure_ttl=int(timedelta(days=1).total_seconds()),
+            description=f"sweep {connection} {minute:%H:%M}Z",
+        )
+    except DuplicateJobError:
+        log.debug("sweep of connection %s for %s already enqueued", connection, minute)
+        return None
+
+
+def control_url() -> str:
+    """Adminium's own database: DATABASE_URL."""
+    url = os.environ.get("DATABASE_URL", "")
+    if not url:
+        raise RuntimeError("DATABASE_URL is not set: the sweep cannot find its connections")
+    return url
+
+
+def run_sweep(connection: str) -> dict[str, Any]:
+    """The RQ job: sweep one connection now; its summary is the job's result."""
+    job = get_current_job()
+    client = job.connection if job is not None else None
+    with controlplane.open_session(control_url()) as session:
+        report = sweep_now(session, connection, now=datetime.now(UTC), redis_client=client)
+    return summary(report)
+
+
+def sweep_now(
+    session: Session,
+    connection: str,
+    *,
+    now: datetime,
+    dry_run: bool = False,
+    redis_client: redis.Redis | None = None,
+    deadline: float = DEADLINE,
+) -> SweepReport:
+    """Sweep a connection of the control plane, unless it is paused as the sweep starts."""
+    found = controlplane.get_connection(session, connection)
+    if found.paused:
+        log.info("sweep of connection %s skipped: paused", connection)
+        return SweepReport(connection, now, SweepOutcome.paused, dry_run=dry_run)
+    stores = [controlplane.app_store(app) for app in found.apps if app.has_timed_moves]
+    # The control plane's connection is not held while the sweep runs.
+    session.rollback()
+    return sweep_connection(
+        stores,
+        connection=connection,
+        now=now,
+        dry_run=dry_run,
+        deadline=deadline,
+        on_moved=publisher(redis_client),
+    )
+
+
+def publisher(client: redis.Redis | None) -> Callable[[WriteResult], None] | None:
+    """Publish each committed move's events at once, so open screens see it."""
+    if client is None:
+        return None
+
+    def publish(result: WriteResult) -> None:
+        try:
+            publish_events(client, result.events)
+        except redis.RedisError as error:
+            log.warning("row events not published: %s", error.__class__.__name__)
+
+    return publish
+
+
+def summary(report: SweepReport) -> dict[str, Any]:
+    """A report as JSON: counts, and each row moved, set aside, or left for next minute."""
+
+    def row(due: Any) -> dict[str, Any]:
+        return {
+            "app": due.rule.app,
+            "table": due.rule.table,
+            "key": due.key,
+            "rule": due.rule.number,
+            "moment": due.moment.isoformat(),
+        }
+
+    record = report.record()
+    return {
+        **record,
+        "at": report.at.isoformat(),
+        "dry_run": report.dry_run,
+        "moved": [row(d) for d in report.moved],
+        "set_aside": [
+            {**row(r.due), "code": r.code, "message": r.message} for r in report.set_aside
+        ],
+        "conflicts": [row(d) for d in report.conflicts],
+        "left_alone": [row(d) for d in report.left_alone],
+        "passed_by": [row(d) for d in report.passed_by],
+        "left": [row(d) for d in report.left],
+    }

@@ -1,0 +1,135 @@
+"""Fixtures for the sweep's tests: a small shop app whose orders lapse at `due_at`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from core.clock import venue_zone
+from core.manifest.model import load_app
+from core.store import Store, install_app, make_engine
+from core.sweep import SweepReport, sweep_connection
+from tests.integration.pipeline_fixtures import HOURS, Venue
+
+SHOP: dict[str, Any] = {
+    "name": "shop",
+    "tables": {
+        "settings": {
+            "key": "id",
+            "columns": [
+                {"ref": "id", "type": "serial"},
+                {"ref": "sweep_on", "type": "boolean", "default": True},
+            ],
+        },
+        "orders": {
+            "key": "id",
+            "columns": [
+                {"ref": "id", "type": "serial"},
+                {"ref": "status", "type": "enum", "values": ["placed", "cancelled", "done"]},
+                {"ref": "due_at", "type": "timestamptz", "nullable": True},
+                {"ref": "note", "type": "text", "nullable": True},
+                {"ref": "cancel_code", "type": "text", "nullable": True},
+            ],
+            "states": {
+                "column": "status",
+                "initial": "placed",
+                "moves": {
+                    "placed": [
+                        "done",
+                        {
+                            "to": "cancelled",
+                            "requires": {
+                                "setting": [{"table": "settings", "column": "sweep_on", "eq": True}]
+                            },
+                        },
+                    ]
+                },
+                "timed": [
+                    {
+                        "from": "placed",
+                        "to": "cancelled",
+                        "at": {"column": "due_at"},
+                        "set": {"cancel_code": "late"},
+                    }
+                ],
+            },
+        },
+    },
+}
+
+
+def build_shop(url: str, manifest: dict[str, Any], zone: str = "Europe/London") -> Shop:
+    """Install an app on the database at `url`; its settings row takes its defaults."""
+    app = load_app(manifest)
+    engine = make_engine(url)
+    install_app(engine, app)
+    shop = Shop(Store(engine, app, venue_zone(zone), connection="shop"))
+    if "settings" in app.tables:
+        shop.insert("settings")
+    if "opening_hours" in app.tables:
+        for day, opens, closes, is_open in HOURS:
+            shop.insert("opening_hours", weekday=day, opens=opens, closes=closes, open=is_open)
+    return shop
+
+
+class Shop(Venue):
+    """The shop on a fresh database: orders, audit counts, set-aside records, a sweep."""
+
+    def order(self, due_at: datetime | None, **values: Any) -> Any:
+        """A placed order due at `due_at`; its key."""
+        return self.insert("orders", status="placed", due_at=due_at, **values)
+
+    def status(self, key: Any) -> str:
+        return str(self.row("orders", key)["status"])
+
+    def audit_counts(self) -> dict[str, int]:
+        """How many audit entries each order key has."""
+        counts: dict[str, int] = {}
+        for entry in self.audit():
+            counts[entry["row_key"]] = counts.get(entry["row_key"], 0) + 1
+        return counts
+
+    def records(self) -> list[dict[str, Any]]:
+        """The set-aside records."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.text("SELECT * FROM adminium.set_aside ORDER BY row_key"))
+            return [dict(r) for r in rows.mappings()]
+
+    def sweeps(self) -> list[dict[str, Any]]:
+        """The minute records, oldest first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.text("SELECT * FROM adminium.sweeps ORDER BY id"))
+            return [dict(r) for r in rows.mappings()]
+
+    def sql(self, statement: str, **params: Any) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(sa.text(statement), params)
+
+    def sweep(self, now: datetime, store: Store | None = None, **options: Any) -> SweepReport:
+        """One sweep of the shop's connection at `now`."""
+        return sweep_connection([store or self.store], connection="shop", now=now, **options)
+
+
+@pytest.fixture
+def make_shop(make_database: Callable[[], str]) -> Iterator[Callable[..., Shop]]:
+    """Factory: an app (the shop by default) on a fresh database, as a Shop."""
+    made: list[Shop] = []
+
+    def make(manifest: dict[str, Any] | None = None, zone: str = "Europe/London") -> Shop:
+        shop = build_shop(make_database(), manifest or SHOP, zone)
+        made.append(shop)
+        return shop
+
+    yield make
+    for shop in made:
+        shop.engine.dispose()
+
+
+@pytest.fixture
+def shop(make_shop: Callable[..., Shop]) -> Shop:
+    """The shop on a fresh database, in London."""
+    return make_shop()
