@@ -79,7 +79,7 @@ def _holds(watch: ValueWatch, row: Row | None) -> bool:
 
 
 def judge_lock(spec: Table, held: Row | None, after: Row, sent: Mapping[str, Any]) -> None:
-    """Refuse a writer's values the lock keeps shut, on the row as held or as it would be."""
+    """Refuse changes the lock keeps shut, judged on the row as held and as it would be."""
     state = spec.states.column if spec.states is not None else None
     for rule in spec.lock or ():
         if not (_holds(rule.when, held) or _holds(rule.when, after)):
@@ -89,7 +89,12 @@ def judge_lock(spec: Table, held: Row | None, after: Row, sent: Mapping[str, Any
             if "*" in rule.columns
             else set(rule.columns)
         )
-        refused = sorted(name for name in sent if name in shut)
+        # A value sent as it already is changes nothing, so the lock lets it be.
+        refused = sorted(
+            name
+            for name, value in sent.items()
+            if name in shut and (held is None or held.get(name) != value)
+        )
         if refused:
             raise RowLocked(
                 "the row is locked: " + ", ".join(refused) + " may not change",

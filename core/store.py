@@ -178,7 +178,9 @@ class Store:
         self.app = app
         self.zone = zone
         self.connection = connection
-        self.metadata = build_metadata(app)
+        # One MetaData per manifest, so statements built for its tables are reused across
+        # stores made per request.
+        self.metadata = _shared_metadata(app.model_dump_json(by_alias=True))
 
     def table(self, name: str) -> sa.Table:
         """The SQLAlchemy table of one of the app's tables."""
@@ -239,6 +241,12 @@ class Store:
         with self.engine.connect() as conn:
             found = conn.execute(sa.select(table).where(table.c[column] == code)).mappings().first()
         return dict(found) if found is not None else None
+
+
+@functools.lru_cache(maxsize=64)
+def _shared_metadata(manifest: str) -> sa.MetaData:
+    """The tables of a manifest given as its JSON, built once."""
+    return build_metadata(App.model_validate_json(manifest))
 
 
 @functools.lru_cache(maxsize=256)

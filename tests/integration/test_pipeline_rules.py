@@ -161,6 +161,19 @@ def test_lock_refuses_a_writers_values(venue: Venue, status: str, move_to: str |
     }
 
 
+def test_locked_row_lets_a_value_sent_as_it_already_is(venue: Venue) -> None:
+    key = new_order(venue, "cancelled")
+    write_row(
+        venue.store,
+        "orders",
+        key,
+        actor=STAFF,
+        now=at("2026-03-27 13:00"),
+        values={"pickup_at": at("2026-03-27 12:30"), "note": None},
+    )
+    assert venue.audit()[0]["after"]["note"] is None
+
+
 def test_unlocked_row_takes_a_writers_values(venue: Venue) -> None:
     key = new_order(venue, "confirmed")
     write_row(
