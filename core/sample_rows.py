@@ -1,0 +1,207 @@
+"""Adding a sample set through the write pipeline, and removing sample data in one transaction."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from core.actors import Actor, ActorKind
+from core.audit import audit, audit_entry
+from core.manifest.model import App, Table
+from core.rules import owned_columns
+from core.sample_marks import sample_rows
+from core.samples import Context, SampleFile, SampleRefused, resolve_row
+from core.store import Row, Store
+from core.sweep_records import set_aside
+from core.writes import write_row
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SampleRow:
+    """A row a sample added: its table, key and state once added."""
+
+    table: str
+    key: Any
+    state: str | None
+
+
+def sample_actor(app: App) -> Actor:
+    """`Sample data`, holding the app's roles: a sample may hold any state a person can reach."""
+    return Actor(ActorKind.sample, Actor.sample().name, frozenset(app.roles))
+
+
+def add_sample(store: Store, sample: SampleFile, *, now: datetime) -> list[SampleRow]:
+    """Write every row of a sample set as `Sample data`, marking each; times read from `now`."""
+    app = store.app
+    if sample.app != app.name:
+        raise SampleRefused(
+            f"the sample belongs to app {sample.app!r}, not {app.name!r}", {"app": sample.app}
+        )
+    with store.engine.begin() as conn:
+        sample_rows.create(conn, checkfirst=True)
+    actor = sample_actor(app)
+    read_tables = (store.moment_tables() | {"settings"}) & set(app.tables)
+    labels: dict[str, Any] = {}
+    added: list[SampleRow] = []
+    tables: dict[str, list[Row]] | None = None
+    for table, rows in sample.rows.items():
+        for row in rows:
+            if tables is None:
+                with store.engine.connect() as conn:
+                    tables = store.tables_for_moments(conn, read_tables)
+            ctx = Context(app=app, now=now, zone=store.zone, tables=tables, labels=labels)
+            label, values = resolve_row(table, row, ctx)
+            written = _add_row(store, table, values, actor, now)
+            if label is not None:
+                labels[label] = written.key
+            added.append(written)
+            if table in read_tables:
+                tables = None
+    log.info("sample of app %s added: %s rows", app.name, len(added))
+    return added
+
+
+def _add_row(
+    store: Store, table: str, values: Mapping[str, Any], actor: Actor, now: datetime
+) -> SampleRow:
+    """One sample row: created, marked, moved to its state, its stamped values put back."""
+    spec = store.spec(table)
+    state_column = spec.states.column if spec.states is not None else None
+    target = values.get(state_column) if state_column else None
+    given = {k: v for k, v in values.items() if k != state_column}
+    result = write_row(store, table, None, actor=actor, now=now, values=given)
+    key = result.key
+    with store.engine.begin() as conn:
+        conn.execute(
+            sa.insert(sample_rows).values(
+                app=store.app.name, table_name=table, row_key=str(key), added_at=now
+            )
+        )
+    row = result.row
+    for state in move_path(spec, target) if target is not None else []:
+        row = write_row(store, table, key, actor=actor, now=now, move_to=state).row
+    # A move's stamps overwrite what the sample wrote (an offer's `offer_until`): put it back.
+    owned = owned_columns(spec)
+    restore = {k: v for k, v in given.items() if owned.get(k) in ("stamp", "code") and row[k] != v}
+    if restore:
+        row = write_row(store, table, key, actor=actor, now=now, values=restore).row
+    return SampleRow(table, key, row.get(state_column) if state_column else None)
+
+
+def move_path(spec: Table, target: str) -> list[str]:
+    """The states a new row passes through to reach `target`, by listed moves (no undo)."""
+    states = spec.states
+    if states is None:
+        raise SampleRefused("this table keeps no states", {"state": target})
+    paths: dict[str, list[str]] = {states.initial: []}
+    queue = deque([states.initial])
+    while queue:
+        state = queue.popleft()
+        if state == target:
+            return paths[state]
+        for move in states.moves.get(state, []):
+            to, undo = (move, False) if isinstance(move, str) else (move.to, move.undo)
+            if not undo and to not in paths:
+                paths[to] = [*paths[state], to]
+                queue.append(to)
+    raise SampleRefused(
+        f"no listed moves lead from {states.initial!r} to {target!r}", {"state": target}
+    )
+
+
+def remove_sample(store: Store, *, now: datetime) -> dict[str, int]:
+    """Delete every sample row of the app, audited, in one transaction; how many per table."""
+    app = store.app
+    removed: dict[str, int] = {}
+    with store.engine.begin() as conn:
+        sample_rows.create(conn, checkfirst=True)
+        marks = conn.execute(
+            sa.select(sample_rows.c.table_name, sample_rows.c.row_key).where(
+                sample_rows.c.app == app.name
+            )
+        ).all()
+        keys: dict[str, list[str]] = {}
+        for table, key in marks:
+            keys.setdefault(table, []).append(key)
+        # Rows an effect of a sample row moved join here once effects exist: the effect
+        # marks them as it moves them, so they are among `marks` already.
+        for table in deletion_order(app):
+            if keys.get(table):
+                removed[table] = _remove_rows(conn, store, table, keys[table], now)
+        conn.execute(sa.delete(sample_rows).where(sample_rows.c.app == app.name))
+    log.info("sample data of app %s removed: %s", app.name, removed)
+    return removed
+
+
+def _remove_rows(conn: Connection, store: Store, table: str, keys: list[str], now: datetime) -> int:
+    """Delete these rows of one table, their set-aside records, and audit each delete."""
+    spec = store.spec(table)
+    sql_table = store.table(table)
+    wanted = [store.coerce_key(table, key) for key in keys]
+    gone = conn.execute(
+        sa.delete(sql_table).where(sql_table.c[spec.key].in_(wanted)).returning(*sql_table.c)
+    ).mappings()
+    state_column = spec.states.column if spec.states is not None else None
+    entries = []
+    for row in gone:
+        entry = audit_entry(
+            at=now,
+            actor=Actor.sample().name,
+            actor_kind=ActorKind.sample.value,
+            app=store.app.name,
+            table=table,
+            move_from=row.get(state_column) if state_column else None,
+            move_to=None,
+        )
+        before = json.loads(json.dumps(dict(row), default=str))
+        entries.append({**entry, "row_key": str(row[spec.key]), "before": before, "after": None})
+    if entries:
+        conn.execute(sa.insert(audit), entries)
+    conn.execute(
+        sa.delete(set_aside).where(
+            set_aside.c.app == store.app.name,
+            set_aside.c.table_name == table,
+            set_aside.c.row_key.in_(keys),
+        )
+    )
+    return len(entries)
+
+
+def deletion_order(app: App) -> list[str]:
+    """The app's tables, each before the tables its rows refer to."""
+    refers = {
+        name: {c.references for c in table.columns if c.references and c.references != name}
+        for name, table in app.tables.items()
+    }
+    order: list[str] = []
+    while len(order) < len(refers):
+        ready = [
+            name
+            for name in refers
+            if name not in order
+            and not any(name in refers[other] for other in refers if other not in order)
+        ]
+        # A cycle of references: take the rest as they come; the database says what is left.
+        order.extend(ready or [name for name in refers if name not in order])
+    return order
+
+
+def sample_keys(conn: Connection, app: str) -> dict[str, set[str]]:
+    """The keys (as text) of an app's sample rows, by table."""
+    found: dict[str, set[str]] = {}
+    rows = conn.execute(
+        sa.select(sample_rows.c.table_name, sample_rows.c.row_key).where(sample_rows.c.app == app)
+    )
+    for table, key in rows:
+        found.setdefault(table, set()).add(key)
+    return found
