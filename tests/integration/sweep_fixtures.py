@@ -79,6 +79,12 @@ def build_shop(url: str, manifest: dict[str, Any], zone: str = "Europe/London") 
 class Shop(Venue):
     """The shop on a fresh database: orders, audit counts, set-aside records, a sweep."""
 
+    @property
+    def url(self) -> str:
+        """The database's libpq URL."""
+        url = self.engine.url.set(drivername="postgresql")
+        return url.render_as_string(hide_password=False)
+
     def order(self, due_at: datetime | None, **values: Any) -> Any:
         """A placed order due at `due_at`; its key."""
         return self.insert("orders", status="placed", due_at=due_at, **values)
