@@ -297,7 +297,7 @@ def _judge_time(
         c.rules.stamp.set for c in spec.columns if c.ref in stamps and c.rules and c.rules.stamp
     ]
     reads = reads_of([requires, late, req.timed.at if req.timed else None, *stamp_shifts])
-    if not (requires or late or req.timed or reads.tables):
+    if requires is None and late is None and req.timed is None and not reads.tables:
         return _Verdict(False, None, None, {})
     # A new row's moments read the values being written; a held row's, the row as stored.
     row = held if held is not None else sent
