@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Flask
 
-from web import models, status
+from web import api, errors, models, openapi, public, status
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -23,4 +23,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     models.init_app(app)
     app.register_blueprint(status.bp)
+    errors.init_app(app)
+    app.register_blueprint(api.bp)
+    app.register_blueprint(public.bp)
+    app.register_blueprint(openapi.bp)
     return app

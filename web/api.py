@@ -1,0 +1,340 @@
+"""The REST API for staff under /api: read an app's rows, create, update and move them.
+
+Every write goes through `core.writes.write_row` as `Actor.person(email, roles)`, at the
+`now` this adapter reads from the app's clock; after the commit its events go to Redis.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
+from typing import Any
+
+import redis
+import sqlalchemy as sa
+from flask import Blueprint, Response, current_app, jsonify, request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy import select
+
+from adminium.events import publish_events
+from core.actors import Actor
+from core.errors import ValueRefused
+from core.manifest.model import Table
+from core.store import Store
+from core.writes import WriteResult, write_row
+from web.auth import require_user, roles_in
+from web.controlplane import app_store
+from web.errors import InvalidRequest, NotFound
+from web.models import App, Connection, db
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+INT_RANGE = (-(2**31), 2**31 - 1)
+PAGE_SIZE = 50
+PAGE_MAX = 500
+
+
+# --- what the adapters share (the public API uses these too) ----------------------
+
+
+def clock() -> datetime:
+    """The adapter's `now`, UTC aware: the real clock, or the one a test's config gives."""
+    read: Callable[[], datetime] | None = current_app.config.get("CLOCK")
+    now = read() if read is not None else datetime.now(UTC)
+    if now.utcoffset() is None:
+        raise ValueError("the CLOCK config must give aware times")
+    return now.astimezone(UTC)
+
+
+def lookup_app(connection: str, name: str) -> App | None:
+    """The app of that name on that connection, or None."""
+    query = select(App).join(App.connection).where(Connection.name == connection, App.name == name)
+    return db.session.scalar(query)
+
+
+def jsonable(value: Any) -> Any:
+    """A column value as JSON: times in ISO 8601 (instants in UTC), numerics as text."""
+    if isinstance(value, datetime):
+        return (value.astimezone(UTC) if value.utcoffset() is not None else value).isoformat()
+    if isinstance(value, date | time):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    return value
+
+
+def row_json(row: Mapping[str, Any], columns: set[str] | None = None) -> dict[str, Any]:
+    """A row as JSON, optionally only some of its columns."""
+    return {k: jsonable(v) for k, v in row.items() if columns is None or k in columns}
+
+
+def _refuse(column: str, message: str) -> ValueRefused:
+    return ValueRefused(f"{column!r} {message}", {"column": column, "reason": "type"})
+
+
+def _value_in(spec_type: str, column: str, value: Any) -> Any:
+    """One JSON value as the column's Python type; refused when it cannot be that type."""
+    if value is None:
+        return None
+    if spec_type == "timestamptz":
+        try:
+            parsed = datetime.fromisoformat(value) if isinstance(value, str) else None
+        except ValueError:
+            parsed = None
+        if parsed is None or parsed.utcoffset() is None:
+            raise _refuse(column, "takes an ISO 8601 time with its offset")
+        if not 1 < parsed.year < 9999:
+            raise _refuse(column, "takes a time between the years 2 and 9998")
+        return parsed
+    if spec_type == "date":
+        try:
+            return date.fromisoformat(value)
+        except (TypeError, ValueError):
+            raise _refuse(column, "takes a date YYYY-MM-DD") from None
+    if spec_type in ("integer", "serial"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _refuse(column, "takes a whole number")
+        if not INT_RANGE[0] <= value <= INT_RANGE[1]:
+            raise _refuse(column, "takes a whole number within 32 bits")
+        return value
+    if spec_type == "numeric":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _refuse(column, "takes a number")
+        return Decimal(str(value))
+    if spec_type == "boolean":
+        if not isinstance(value, bool):
+            raise _refuse(column, "takes true or false")
+        return value
+    if not isinstance(value, str) or "\x00" in value:
+        raise _refuse(column, "takes text")
+    return value
+
+
+def values_in(spec: Table, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A writer's JSON values as the columns' types; unknown names pass to the pipeline."""
+    types = {c.ref: c.type for c in spec.columns}
+    return {
+        name: _value_in(types[name], name, value) if name in types else value
+        for name, value in raw.items()
+    }
+
+
+def parse_key(spec: Table, raw: str) -> Any:
+    """A key from a URL as its column's type; None when no row could have it."""
+    column = next(c for c in spec.columns if c.ref == spec.key)
+    if column.type in ("serial", "integer"):
+        digits = raw.removeprefix("-")
+        if not digits.isascii() or not digits.isdigit() or len(digits) > 10:
+            return None
+        number = int(raw)
+        return number if INT_RANGE[0] <= number <= INT_RANGE[1] else None
+    if column.type == "numeric":
+        return _numeric_key(raw)
+    if column.type in ("text", "enum"):
+        return raw if "\x00" not in raw else None
+    return None
+
+
+def _numeric_key(raw: str) -> Decimal | None:
+    try:
+        number = Decimal(raw)
+    except ArithmeticError:
+        return None
+    return number if number.is_finite() else None
+
+
+def body_of(model: type[BaseModel]) -> Any:
+    """The request's JSON body read into a pydantic model, or INVALID_REQUEST."""
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        raise InvalidRequest("send a JSON object", {"errors": []})
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        errors = [
+            {"at": ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
+            for e in error.errors(include_url=False, include_context=False, include_input=False)
+        ]
+        message = "the body is not in the documented shape"
+        raise InvalidRequest(message, {"errors": errors}) from None
+
+
+def publish(result: WriteResult) -> None:
+    """Send a committed write's events to the live screens; a Redis failure is only logged."""
+    url = current_app.config.get("REDIS_URL")
+    if not url or not result.events:
+        return
+    client = current_app.extensions.get("adminium.redis")
+    if client is None:
+        client = current_app.extensions["adminium.redis"] = redis.Redis.from_url(url)
+    try:
+        publish_events(client, result.events)
+    except redis.RedisError:
+        log.warning("row events of %s key=%s not published", result.table, result.key)
+
+
+def write_answer(result: WriteResult, status: int = 200) -> tuple[Response, int]:
+    """A committed write's answer: the key, the row as written, and whether it was late."""
+    publish(result)
+    body = {"key": jsonable(result.key), "row": row_json(result.row), "late": result.late}
+    return jsonify(body), status
+
+
+# --- staff requests ---------------------------------------------------------------
+
+
+class Values(BaseModel):
+    """A create: the new row's values."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    values: dict[str, Any] = Field(default_factory=dict)
+
+
+class Update(BaseModel):
+    """An update: the values, and optionally the state the writer saw."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    values: dict[str, Any] = Field(default_factory=dict)
+    from_: str | None = Field(default=None, alias="from")
+
+
+class Move(BaseModel):
+    """A move: where to, the state the writer saw (needed for an undo), and values."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    to: str
+    from_: str | None = Field(default=None, alias="from")
+    values: dict[str, Any] = Field(default_factory=dict)
+
+
+def _staff_table(connection: str, app_name: str, table: str) -> tuple[Store, Table, Actor]:
+    """The app's store and table for the signed-in user, with the actor they write as."""
+    user = require_user()
+    app = lookup_app(connection, app_name)
+    if app is None:
+        raise NotFound(f"no app {connection}/{app_name}", {"connection": connection})
+    roles = roles_in(user, app)
+    store = app_store(app)
+    if table not in store.app.tables:
+        raise NotFound(f"the app has no table {table!r}", {"table": table})
+    return store, store.spec(table), Actor.person(user.email, roles)
+
+
+def _row_key(spec: Table, table: str, key: str) -> Any:
+    parsed = parse_key(spec, key)
+    if parsed is None:
+        raise NotFound(f"no row {key!r} in {table}", {"table": table, "key": key})
+    return parsed
+
+
+@bp.get("/apps")
+def list_apps() -> Response:
+    """The apps the signed-in user holds a role in, with their tables."""
+    user = require_user()
+    apps = db.session.scalars(select(App).join(App.connection).order_by(Connection.name, App.name))
+    listed = [
+        {
+            "connection": app.connection.name,
+            "app": app.name,
+            "roles": sorted(user.roles_in(app)),
+            "tables": sorted(app.model.tables),
+        }
+        for app in apps
+        if user.roles_in(app)
+    ]
+    return jsonify({"apps": listed})
+
+
+ROWS = "/apps/<connection>/<app>/tables/<table>/rows"
+
+
+@bp.get(ROWS)
+def list_rows(connection: str, app: str, table: str) -> Response:
+    """A page of the table's rows by key: `limit` rows after the key `after`."""
+    store, spec, _ = _staff_table(connection, app, table)
+    limit = request.args.get("limit", str(PAGE_SIZE))
+    if not limit.isascii() or not limit.isdigit() or not 1 <= int(limit) <= PAGE_MAX:
+        raise InvalidRequest(f"limit is a whole number from 1 to {PAGE_MAX}", {"limit": limit})
+    t = store.table(table)
+    key_column = t.c[spec.key]
+    query = sa.select(t).order_by(key_column).limit(int(limit) + 1)
+    after = request.args.get("after")
+    if after is not None:
+        after_key = parse_key(spec, after)
+        if after_key is None:
+            raise InvalidRequest("after is the key of a row", {"after": after})
+        query = query.where(key_column > after_key)
+    with store.engine.connect() as conn:
+        rows = [dict(r) for r in conn.execute(query).mappings()]
+    more = len(rows) > int(limit)
+    rows = rows[: int(limit)]
+    following = jsonable(rows[-1][spec.key]) if more else None
+    return jsonify({"rows": [row_json(r) for r in rows], "next": following})
+
+
+@bp.get(ROWS + "/<key>")
+def read_row(connection: str, app: str, table: str, key: str) -> Response:
+    """One row by its key."""
+    store, spec, _ = _staff_table(connection, app, table)
+    parsed = _row_key(spec, table, key)
+    with store.engine.connect() as conn:
+        row = store.read_row(conn, table, parsed)
+    if row is None:
+        raise NotFound(f"no row {key!r} in {table}", {"table": table, "key": key})
+    return jsonify({"key": jsonable(row[spec.key]), "row": row_json(row)})
+
+
+@bp.post(ROWS)
+def create_row(connection: str, app: str, table: str) -> tuple[Response, int]:
+    """Create a row; it lands in the table's initial state."""
+    store, spec, actor = _staff_table(connection, app, table)
+    body: Values = body_of(Values)
+    now = clock()
+    result = write_row(
+        store, table, actor=actor, now=now, values=values_in(spec, body.values), commit_clock=clock
+    )
+    return write_answer(result, 201)
+
+
+@bp.patch(ROWS + "/<key>")
+def update_row(connection: str, app: str, table: str, key: str) -> tuple[Response, int]:
+    """Change a row's values (never its state: that takes a move)."""
+    store, spec, actor = _staff_table(connection, app, table)
+    body: Update = body_of(Update)
+    result = write_row(
+        store,
+        table,
+        _row_key(spec, table, key),
+        actor=actor,
+        now=clock(),
+        values=values_in(spec, body.values),
+        seen_state=body.from_,
+        commit_clock=clock,
+    )
+    return write_answer(result)
+
+
+@bp.post(ROWS + "/<key>/moves")
+def move_row(connection: str, app: str, table: str, key: str) -> tuple[Response, int]:
+    """Make a listed move; an undo names the state the writer saw in `from`."""
+    store, spec, actor = _staff_table(connection, app, table)
+    body: Move = body_of(Move)
+    result = write_row(
+        store,
+        table,
+        _row_key(spec, table, key),
+        actor=actor,
+        now=clock(),
+        values=values_in(spec, body.values),
+        move_to=body.to,
+        seen_state=body.from_,
+        commit_clock=clock,
+    )
+    return write_answer(result)

@@ -1,0 +1,68 @@
+"""Who asks the REST API: a bearer token, or (once the screens sign people in) a session.
+
+`current_user()` reads `Authorization: Bearer <token>` first. The screens add session
+sign-in by registering a loader with `register_session_loader`; until one is registered
+the API knows token holders only. A session loader must only answer for requests its
+screens protect against cross-site forgery (the API takes no CSRF token).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from flask import current_app, g, request
+
+from web.controlplane import user_by_token
+from web.errors import Forbidden, Unauthorized
+from web.models import ADMIN, App, User, db
+
+SessionLoader = Callable[[], User | None]
+
+_EXTENSION = "adminium.session_loader"
+
+
+def register_session_loader(app_or_none: object, loader: SessionLoader) -> None:
+    """Let the API also know the person signed in to the screens (the screens' hook)."""
+    current = app_or_none if app_or_none is not None else current_app
+    current.extensions[_EXTENSION] = loader  # type: ignore[attr-defined]
+
+
+def bearer_token() -> str | None:
+    """The token of an `Authorization: Bearer <token>` header, if one is sent."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+def current_user() -> User | None:
+    """The user making this request: by token, else by the screens' session loader."""
+    if "user" in g:
+        return g.user  # type: ignore[no-any-return]
+    token = bearer_token()
+    user = user_by_token(db.session, token) if token else None
+    loader = current_app.extensions.get(_EXTENSION)
+    if user is None and token is None and loader is not None:
+        user = loader()
+    g.user = user
+    return user
+
+
+def require_user() -> User:
+    """The signed-in user, or a 401."""
+    user = current_user()
+    if user is None:
+        raise Unauthorized("sign in: send Authorization: Bearer <your API token>")
+    return user
+
+
+def roles_in(user: User, app: App) -> frozenset[str]:
+    """The roles the user holds in an app (an admin holds every one), or a 403."""
+    roles = user.roles_in(app)
+    if not roles:
+        raise Forbidden(
+            f"you hold no role in the app {app.name!r}",
+            {"connection": app.connection.name, "app": app.name},
+        )
+    if ADMIN in roles:
+        roles |= set(app.model.roles)
+    return frozenset(roles)

@@ -1,0 +1,103 @@
+"""The public API under /public: a guest reaches one row by its link code, and nothing else.
+
+A guest reads the row's public fields (columns marked `public: true`) and makes the moves
+open to the public (moves whose `roles` list `public`), as `Actor.public()`. An unknown
+code and a renewed one get the same 404, which says nothing more.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Blueprint, Response, jsonify
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.actors import Actor
+from core.errors import ColumnReadOnly
+from core.manifest.model import Table
+from core.store import Row, Store
+from core.writes import write_row
+from web.api import body_of, clock, lookup_app, publish, row_json, values_in
+from web.controlplane import app_store
+from web.errors import NotFound
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("public", __name__, url_prefix="/public")
+
+ROW = "/<connection>/<app>/<table>/<code>"
+
+
+class PublicMove(BaseModel):
+    """A guest's move: where to, and values of the row's public fields."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    to: str
+    values: dict[str, Any] = Field(default_factory=dict)
+
+
+def public_columns(spec: Table) -> set[str]:
+    """The columns a guest may read and send: those marked `public: true`."""
+    return {c.ref for c in spec.columns if c.public}
+
+
+def public_moves(spec: Table, row: Row) -> list[str]:
+    """The moves open to the public from the row's state."""
+    if spec.states is None:
+        return []
+    listed = spec.states.moves.get(row.get(spec.states.column) or "", [])
+    return [m.to for m in listed if not isinstance(m, str) and "public" in (m.roles or ())]
+
+
+def _find(connection: str, app_name: str, table: str, code: str) -> tuple[Store, Table, Row]:
+    """The row this link code opens now; NOT_FOUND, saying nothing more, otherwise."""
+    app = lookup_app(connection, app_name)
+    store = app_store(app) if app is not None else None
+    spec = store.app.tables.get(table) if store is not None else None
+    if store is None or spec is None or "\x00" in code:
+        raise NotFound("nothing here")
+    for column in spec.columns:
+        rule = column.rules.code if column.rules is not None else None
+        if rule is None or len(code) != rule.length:
+            continue
+        row = store.find_by_code(table, column.ref, code)
+        if row is not None:
+            return store, spec, row
+    raise NotFound("nothing here")
+
+
+def _answer(spec: Table, row: Row) -> Response:
+    return jsonify({"row": row_json(row, public_columns(spec)), "moves": public_moves(spec, row)})
+
+
+@bp.get(ROW)
+def read_row(connection: str, app: str, table: str, code: str) -> Response:
+    """The row's public fields and the moves open to the guest now."""
+    _, spec, row = _find(connection, app, table, code)
+    return _answer(spec, row)
+
+
+@bp.post(ROW + "/moves")
+def move_row(connection: str, app: str, table: str, code: str) -> Response:
+    """Make a move open to the public, as the guest."""
+    store, spec, row = _find(connection, app, table, code)
+    body: PublicMove = body_of(PublicMove)
+    hidden = sorted(set(body.values) - public_columns(spec))
+    if hidden:
+        raise ColumnReadOnly(
+            "a guest sends only the row's public fields", {"columns": hidden, "reason": "public"}
+        )
+    result = write_row(
+        store,
+        table,
+        row[spec.key],
+        actor=Actor.public(),
+        now=clock(),
+        values=values_in(spec, body.values),
+        move_to=body.to,
+        commit_clock=clock,
+    )
+    publish(result)
+    return _answer(spec, result.row)
