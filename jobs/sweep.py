@@ -43,7 +43,7 @@ def minute_of(instant: datetime) -> datetime:
 
 def sweep_job_id(connection: str, minute: datetime) -> str:
     """The one job id of a connection's sweep in a minute."""
-    return f"adminium-sweep:{connection}:{minute_of(minute):%Y%m%dT%H%MZ}"
+    return f"adminium-sweep-{connection}-{minute_of(minute):%Y%m%dT%H%MZ}"
 
 
 def enqueue_sweep(queue: Queue, connection: str, minute: datetime, now: datetime) -> Job | None:
