@@ -60,6 +60,7 @@ def check_app(app: App) -> list[Refusal]:
     for name, table in app.tables.items():
         _check_columns(lk, out, ("tables", name), name, table)
         check_states(lk, out, ("tables", name, "states"), name, table)
+        _check_lock(out, ("tables", name, "lock"), name, table)
     if app.outbox is not None:
         _check_outbox(lk, out)
     return out
@@ -164,6 +165,23 @@ def _check_watch(out: Out, at: Path, name: str, table: Table, watch: ValueWatch)
             sentence = value_refusal(name, column, value) or ""
         if sentence:
             out.append(Refusal(where(*at, "values", index), sentence))
+
+
+def _check_lock(out: Out, at: Path, name: str, table: Table) -> None:
+    """Each lock rule watches a real column and keeps real columns (or "*") shut."""
+    for index, rule in enumerate(table.lock or ()):
+        _check_watch(out, (*at, index, "when"), name, table, rule.when)
+        for spot, column in enumerate(rule.columns):
+            if column == "*":
+                continue
+            if column_of(table, column) is None:
+                out.append(Refusal(where(*at, index, "columns", spot), no_column(name, column)))
+            elif table.states is not None and column == table.states.column:
+                sentence = (
+                    f'"{name}.{column}" is the state column: only a listed move changes it,'
+                    " so a lock never needs to name it"
+                )
+                out.append(Refusal(where(*at, index, "columns", spot), sentence))
 
 
 def _check_outbox(lk: Lookup, out: Out) -> None:

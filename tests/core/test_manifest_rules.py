@@ -45,6 +45,30 @@ BAD: dict[str, tuple[str, Mutation, Expected]] = {
         [("tables.tickets.states.moves.valid[1].requires.setting[0].eq",
           '"settings.door_on" takes true or false, not "yes"')],
     ),
+    # --- the lock ---
+    "lock_watching_a_missing_column": (
+        "takeaway",
+        put("tables", "orders", "lock", 0, "when", "column", value="state"),
+        [("tables.orders.lock[0].when.column", '"orders" has no column "state"')],
+    ),
+    "lock_watching_an_unknown_state": (
+        "takeaway",
+        put("tables", "orders", "lock", 0, "when", "values", 1, value="collected"),
+        [("tables.orders.lock[0].when.values[1]",
+          f'"orders" has no state "collected": its states are {ORDER_STATES}')],
+    ),
+    "lock_keeping_a_missing_column_shut": (
+        "takeaway",
+        put("tables", "orders", "lock", 0, "columns", value=["notes"]),
+        [("tables.orders.lock[0].columns[0]", '"orders" has no column "notes"')],
+    ),
+    "lock_naming_the_state_column": (
+        "takeaway",
+        put("tables", "orders", "lock", 0, "columns", value=["note", "status"]),
+        [("tables.orders.lock[0].columns[1]",
+          '"orders.status" is the state column: only a listed move changes it,'
+          " so a lock never needs to name it")],
+    ),
     # --- late rules ---
     "second_late_rule_for_a_move": (
         "hotel",
