@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
@@ -18,8 +19,10 @@ import click
 
 from adminium.check_command import check_command
 from adminium.control_commands import COMMANDS as CONTROL_COMMANDS
+from adminium.demo import demo_wanted, install_demo
 from adminium.embedded import Embedded, start_postgres, start_redis
 from adminium.moment_command import moment_command
+from adminium.sample_commands import COMMANDS as SAMPLE_COMMANDS
 from adminium.sweep_commands import COMMANDS as SWEEP_COMMANDS
 from web.controlplane import upgrade_control_plane
 
@@ -75,6 +78,8 @@ def run_command(procfile: str, port: int) -> None:
     try:
         env = process_env(embedded)
         upgrade_control_plane(env["DATABASE_URL"])
+        if demo_wanted():
+            install_demo(env["DATABASE_URL"], now=datetime.now(UTC))
         url = f"http://127.0.0.1:{port}/"
         click.echo(f"Adminium is starting on {url} (Ctrl-C stops everything)", err=True)
         code = run_procfile(procfile, port, env)
@@ -157,3 +162,5 @@ main.add_command(check_command)
 main.add_command(moment_command)
 for sweep_command in SWEEP_COMMANDS:
     main.add_command(sweep_command)
+for sample_command in SAMPLE_COMMANDS:
+    main.add_command(sample_command)

@@ -15,6 +15,7 @@ from sqlalchemy.engine import Connection
 
 from core.actors import Actor, ActorKind
 from core.audit import audit, audit_entry
+from core.events import RowEvent
 from core.manifest.model import App, Table
 from core.rules import owned_columns
 from core.sample_marks import sample_rows
@@ -33,6 +34,7 @@ class SampleRow:
     table: str
     key: Any
     state: str | None
+    events: tuple[RowEvent, ...] = ()
 
 
 def sample_actor(app: App) -> Actor:
@@ -87,15 +89,18 @@ def _add_row(
                 app=store.app.name, table_name=table, row_key=str(key), added_at=now
             )
         )
-    row = result.row
-    for state in move_path(spec, target) if target is not None else []:
-        row = write_row(store, table, key, actor=actor, now=now, move_to=state).row
+    row, events = result.row, list(result.events)
+    for step in move_path(spec, target) if target is not None else []:
+        moved = write_row(store, table, key, actor=actor, now=now, move_to=step)
+        row, events = moved.row, [*events, *moved.events]
     # A move's stamps overwrite what the sample wrote (an offer's `offer_until`): put it back.
     owned = owned_columns(spec)
     restore = {k: v for k, v in given.items() if owned.get(k) in ("stamp", "code") and row[k] != v}
     if restore:
-        row = write_row(store, table, key, actor=actor, now=now, values=restore).row
-    return SampleRow(table, key, row.get(state_column) if state_column else None)
+        restored = write_row(store, table, key, actor=actor, now=now, values=restore)
+        row, events = restored.row, [*events, *restored.events]
+    state = row.get(state_column) if state_column else None
+    return SampleRow(table, key, state, tuple(events))
 
 
 def move_path(spec: Table, target: str) -> list[str]:
@@ -164,7 +169,7 @@ def _remove_rows(conn: Connection, store: Store, table: str, keys: list[str], no
             move_to=None,
         )
         before = json.loads(json.dumps(dict(row), default=str))
-        entries.append({**entry, "row_key": str(row[spec.key]), "before": before, "after": None})
+        entries.append({**entry, "row_key": str(row[spec.key]), "before": before})
     if entries:
         conn.execute(sa.insert(audit), entries)
     conn.execute(

@@ -27,6 +27,7 @@ from core.manifest.model import (
     SettingRef,
     Table,
 )
+from core.sample_marks import sample_rows as _sample_marks  # noqa: F401  (install makes it)
 from core.sweep_records import sweeps as _sweep_tables  # noqa: F401  (install makes them)
 
 Row = dict[str, Any]

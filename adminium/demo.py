@@ -1,0 +1,100 @@
+"""The demo that runs out of the box: three example apps with their samples, and a staff account.
+
+On the first `adminium run`, a database `adminium_demo` is made on the control plane's
+server (the embedded one by default), the connection `demo` points at it in the venue
+zone Europe/London, and the takeaway, tickets and hotel apps are installed there with
+their tables and samples. Later runs find them and change nothing: samples are added only
+with the app they belong to, so sample data a person removed stays removed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from sqlalchemy import select
+
+from core.sample_rows import SampleRow, add_sample
+from core.samples import load_sample
+from web import controlplane
+from web.models import Connection
+
+log = logging.getLogger(__name__)
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+DEMO_CONNECTION = "demo"
+DEMO_DATABASE = "adminium_demo"
+DEMO_ZONE = "Europe/London"
+DEMO_APPS = ("takeaway", "tickets", "hotel")
+DEMO_EMAIL = "demo@example.com"
+DEMO_PASSWORD = "adminium-demo"
+DEMO_ROLE = "manager"
+"""The demo account's role in each demo app (each of the three apps has a manager)."""
+
+
+def demo_wanted() -> bool:
+    """Whether `adminium run` installs the demo: unless ADMINIUM_DEMO is 0, no or off."""
+    return os.environ.get("ADMINIUM_DEMO", "1").strip().lower() not in ("0", "no", "off", "false")
+
+
+def install_demo(
+    control_url: str,
+    *,
+    now: datetime,
+    examples: Path = EXAMPLES,
+    database: str = DEMO_DATABASE,
+) -> dict[str, list[SampleRow]]:
+    """Install whatever of the demo is missing; the samples added, by app (empty when done)."""
+    added: dict[str, list[SampleRow]] = {}
+    with controlplane.open_session(control_url) as session:
+        connection = session.scalar(select(Connection).where(Connection.name == DEMO_CONNECTION))
+        if connection is None:
+            url = demo_database(control_url, database)
+            connection = controlplane.add_connection(session, DEMO_CONNECTION, url, DEMO_ZONE)
+        have = {app.name for app in connection.apps}
+        for name in DEMO_APPS:
+            if name in have:
+                continue
+            app = controlplane.add_app(
+                session, DEMO_CONNECTION, demo_manifest(examples, name), create_tables=True
+            )
+            sample = load_sample(examples / f"{name}.sample.json")
+            added[name] = add_sample(controlplane.app_store(app), sample, now=now)
+        if added:
+            add_demo_user(session)
+    if added:
+        log.info("demo installed on connection %s: %s", DEMO_CONNECTION, ", ".join(added))
+    return added
+
+
+def demo_manifest(examples: Path, name: str) -> dict[str, Any]:
+    """An example app's manifest, its tables in a schema of its own (the apps share names)."""
+    manifest: dict[str, Any] = json.loads((examples / f"{name}.json").read_text(encoding="utf-8"))
+    manifest.setdefault("schema", name)
+    return manifest
+
+
+def add_demo_user(session: Any) -> None:
+    """The demo staff account, manager of each demo app, with the documented password."""
+    for name in DEMO_APPS:
+        password = DEMO_PASSWORD if name == DEMO_APPS[0] else None
+        controlplane.add_user(
+            session, DEMO_EMAIL, DEMO_ROLE, f"{DEMO_CONNECTION}/{name}", password=password
+        )
+
+
+def demo_database(control_url: str, database: str = DEMO_DATABASE) -> str:
+    """The demo database on the control plane's server, made if missing; its URL."""
+    with psycopg.connect(control_url, autocommit=True) as conn:
+        found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
+        if found is None:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+    info = psycopg.conninfo.conninfo_to_dict(control_url)
+    info["dbname"] = database
+    return psycopg.conninfo.make_conninfo(**info)

@@ -1,0 +1,61 @@
+"""Console commands for sample data: `adminium sample add|remove CONNECTION APP`."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from adminium.control_commands import control_plane, parse_now, publish
+from adminium.demo import EXAMPLES
+from core.sample_rows import add_sample, remove_sample
+from core.samples import load_sample
+from web import controlplane
+
+log = logging.getLogger(__name__)
+
+
+@click.group("sample")
+def sample_group() -> None:
+    """Add or remove an app's sample data."""
+
+
+@sample_group.command("add")
+@click.argument("connection")
+@click.argument("app")
+@click.option(
+    "--file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The sample file [examples/APP.sample.json].",
+)
+@click.option("--now", "now_text", default=None, help="Times relative to this instant (ISO).")
+def sample_add(connection: str, app: str, file: Path | None, now_text: str | None) -> None:
+    """Add APP's sample rows on CONNECTION, each written by `Sample data`."""
+    now = parse_now(now_text) or datetime.now(UTC)
+    with control_plane() as session:
+        found = controlplane.find_app(session, f"{connection}/{app}")
+        sample = load_sample(file or EXAMPLES / f"{found.name}.sample.json")
+        added = add_sample(controlplane.app_store(found), sample, now=now)
+    publish([event for row in added for event in row.events])
+    click.echo(f"added {len(added)} sample rows to {connection}/{app}")
+
+
+@sample_group.command("remove")
+@click.argument("connection")
+@click.argument("app")
+@click.option("--now", "now_text", default=None, help="Audit the removal at this instant.")
+def sample_remove(connection: str, app: str, now_text: str | None) -> None:
+    """Remove every sample row of APP on CONNECTION, in one transaction."""
+    now = parse_now(now_text) or datetime.now(UTC)
+    with control_plane() as session:
+        found = controlplane.find_app(session, f"{connection}/{app}")
+        removed = remove_sample(controlplane.app_store(found), now=now)
+    counts = ", ".join(f"{n} from {table}" for table, n in removed.items()) or "none"
+    click.echo(f"removed sample rows of {connection}/{app}: {counts}")
+
+
+COMMANDS: tuple[click.Command, ...] = (sample_group,)
+"""What `adminium.cli` registers on `main`."""

@@ -1,0 +1,251 @@
+"""Sample data on a real database: added through the pipeline, marked, moved, removed whole."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+import sqlalchemy as sa
+
+from core.actors import Actor
+from core.audit import audit
+from core.manifest.model import load_app
+from core.sample_marks import sample_rows
+from core.sample_rows import add_sample, remove_sample, sample_keys
+from core.samples import load_sample, read_sample
+from core.store import Store, install_app, make_engine
+from core.writes import write_row
+
+ROOT = Path(__file__).resolve().parents[2]
+LONDON = ZoneInfo("Europe/London")
+# Wed 1 Jul 2026 13:00 BST.
+NOW = datetime(2026, 7, 1, 12, tzinfo=UTC)
+
+MakeStore = Callable[[str], Store]
+
+
+@pytest.fixture
+def make_store(database_url: str) -> Iterator[MakeStore]:
+    """Factory: an example app installed on the test's database, in Europe/London."""
+    engine = make_engine(database_url)
+
+    def make(name: str) -> Store:
+        manifest = json.loads((ROOT / "examples" / f"{name}.json").read_text())
+        app = load_app({**manifest, "schema": name})
+        install_app(engine, app)
+        return Store(engine, app, LONDON, connection="test")
+
+    yield make
+    engine.dispose()
+
+
+def example(name: str) -> Any:
+    return load_sample(ROOT / "examples" / f"{name}.sample.json")
+
+
+def rows(store: Store, table: str) -> list[dict[str, Any]]:
+    with store.engine.connect() as conn:
+        return sorted(store.read_rows(conn, table), key=lambda r: r[store.spec(table).key])
+
+
+def marked(store: Store) -> dict[str, set[str]]:
+    with store.engine.connect() as conn:
+        return sample_keys(conn, store.app.name)
+
+
+@pytest.mark.parametrize("name", ["takeaway", "tickets", "hotel"])
+def test_every_sample_row_is_marked_and_written_by_sample_data(
+    make_store: MakeStore, name: str
+) -> None:
+    store = make_store(name)
+    added = add_sample(store, example(name), now=NOW)
+    expected: dict[str, set[str]] = {}
+    for row in added:
+        expected.setdefault(row.table, set()).add(str(row.key))
+    assert marked(store) == expected
+    assert sum(len(v) for v in expected.values()) == sum(
+        len(v) for v in example(name).rows.values()
+    )
+    with store.engine.connect() as conn:
+        actors = set(conn.execute(sa.select(audit.c.actor).distinct()).scalars())
+    assert actors == {"Sample data"}
+
+
+def test_takeaway_sample_lands_on_the_clock(make_store: MakeStore) -> None:
+    store = make_store("takeaway")
+    add_sample(store, example("takeaway"), now=NOW)
+    orders = {(r["status"], r["items"]): r["pickup_at"] for r in rows(store, "orders")}
+    # Open 08:00-23:00 every day, 15-minute slots. 13:00 BST + 20 min = 13:20 -> 13:30 BST.
+    assert orders[("placed", "1 x margherita, 1 x lemonade")] == datetime(
+        2026, 7, 1, 12, 30, tzinfo=UTC
+    )
+    # + 40 min = 13:40 -> 13:45 BST; + 5 min = 13:05 -> 13:15 BST.
+    assert orders[("confirmed", "3 x dumplings")] == datetime(2026, 7, 1, 12, 45, tzinfo=UTC)
+    assert orders[("ready", "2 x samosa")] == datetime(2026, 7, 1, 12, 15, tzinfo=UTC)
+    # The order placed yesterday: Tue 30 Jun 13:00 BST, whose closing (23:00) has passed.
+    assert orders[("placed", "2 x falafel wrap")] == datetime(2026, 6, 30, 12, tzinfo=UTC)
+
+
+def test_offer_lapses_two_minutes_after_the_sample(make_store: MakeStore) -> None:
+    store = make_store("tickets")
+    add_sample(store, example("tickets"), now=NOW)
+    offered = {
+        r["holder_name"]: r["offer_until"]
+        for r in rows(store, "tickets")
+        if r["status"] == "offered"
+    }
+    # Given by the sample (the move's 48-hour stamp put back): 12:02 and 12:30 UTC.
+    assert offered["Dana Wu"] == datetime(2026, 7, 1, 12, 2, tzinfo=UTC)
+    assert offered["Farid Aziz"] == datetime(2026, 7, 1, 12, 30, tzinfo=UTC)
+    # Not given: the stamp's 48 hours (offer_hours) from the sample's moment.
+    assert offered["Ivo Petrov"] == datetime(2026, 7, 3, 12, tzinfo=UTC)
+
+
+def test_stays_get_the_state_of_the_clock(make_store: MakeStore) -> None:
+    store = make_store("hotel")
+    add_sample(store, example("hotel"), now=NOW)
+    stays = {r["guest_name"]: (r["arrive"], r["status"]) for r in rows(store, "stays")}
+    assert stays == {
+        # Arrived Mon 29 Jun for 4 nights: in house until Fri 3 Jul 11:00.
+        "Lena Vogel": (date(2026, 6, 29), "checked_in"),
+        # Arrived Sun 28 Jun for 1 night: left Mon 29 Jun.
+        "Marco Bianchi": (date(2026, 6, 28), "checked_out"),
+        # Arrives today from 15:00 BST; at 13:00 BST still booked.
+        "Nadia Haddad": (date(2026, 7, 1), "booked"),
+        "Oscar Lind": (date(2026, 7, 2), "booked"),
+        # Written booked: a no-show once 10:00 today has passed.
+        "Priya Nair": (date(2026, 6, 30), "booked"),
+        "Quinn Adams": (date(2026, 7, 7), "cancelled"),
+    }
+
+
+def test_slot_over_the_autumn_change(make_store: MakeStore) -> None:
+    store = make_store("takeaway")
+    hours = [{"weekday": d, "opens": "11:00", "closes": "22:00"} for d in ("sat", "sun")]
+    sample = read_sample(
+        {
+            "app": "takeaway",
+            "rows": {
+                "settings": [{"venue_name": "Night test"}],
+                "opening_hours": hours,
+                "customers": [{"@as": "c", "name": "C", "email": "c@example.com"}],
+                "orders": [
+                    {
+                        "customer_id": {"@row": "c"},
+                        "email": "c@example.com",
+                        "pickup_at": {"@in": "PT20M", "@slot": "orders"},
+                        "items": "soup",
+                        "total": 4,
+                    }
+                ],
+            },
+        }
+    )
+    # Sat 24 Oct 21:50 BST + 20 min is past Saturday's last slot (21:45); Sunday opens at
+    # 11:00 GMT = 11:00 UTC, the clocks having gone back in the night.
+    add_sample(store, sample, now=datetime(2026, 10, 24, 20, 50, tzinfo=UTC))
+    assert rows(store, "orders")[0]["pickup_at"] == datetime(2026, 10, 25, 11, tzinfo=UTC)
+
+
+def test_sample_is_never_judged_late(make_store: MakeStore) -> None:
+    store = make_store("hotel")
+    add_sample(store, example("hotel"), now=NOW)
+    stay = {
+        "room_id": 1,
+        "guest_name": "R",
+        "guest_email": "r@example.com",
+        "arrive": date(2026, 7, 2),
+    }
+    # Cancelled a day before a 15:00 arrival, inside cancel_hours (48): late for a person...
+    person = write_row(store, "stays", actor=Actor.person("p@example.com"), now=NOW, values=stay)
+    moved = write_row(
+        store,
+        "stays",
+        person.key,
+        actor=Actor.person("p@example.com", {"reception"}),
+        now=NOW,
+        move_to="cancelled",
+    )
+    assert moved.row["late_cancel"] is True
+    # ...but not for the sample's cancellation at the same distance.
+    sample = read_sample({"app": "hotel", "rows": {"stays": [{**stay, "status": "cancelled"}]}})
+    (added,) = add_sample(store, sample, now=NOW)
+    assert rows(store, "stays")[added.key - 1]["late_cancel"] is False
+
+
+def test_a_sample_row_the_clock_moved_is_still_sample_data(make_store: MakeStore) -> None:
+    store = make_store("takeaway")
+    add_sample(store, example("takeaway"), now=NOW)
+    (stale,) = [r for r in rows(store, "orders") if r["items"] == "2 x falafel wrap"]
+    rule = store.spec("orders").states.timed[0]  # type: ignore[union-attr]
+    # Its closing, Tue 30 Jun 23:00 BST, passed before NOW: the clock cancels it.
+    moved = write_row(store, "orders", stale["id"], actor=Actor.clock(), now=NOW, timed=rule)
+    assert (moved.row["status"], moved.row["cancel_code"]) == ("cancelled", "closed")
+    assert str(stale["id"]) in marked(store)["orders"]
+    remove_sample(store, now=NOW)
+    assert rows(store, "orders") == []
+
+
+def test_removal_takes_exactly_the_sample_rows(make_store: MakeStore) -> None:
+    store = make_store("takeaway")
+    add_sample(store, example("takeaway"), now=NOW)
+    staff = Actor.person("staff@example.com", {"staff"})
+    customer = write_row(
+        store, "customers", actor=staff, now=NOW, values={"name": "Real", "email": "r@example.com"}
+    )
+    order = {
+        "customer_id": customer.key,
+        "email": "r@example.com",
+        "pickup_at": datetime(2026, 7, 1, 17, tzinfo=UTC),
+        "items": "real soup",
+        "total": 5,
+    }
+    real = write_row(store, "orders", actor=staff, now=NOW, values=order)
+    write_row(store, "orders", real.key, actor=staff, now=NOW, move_to="confirmed")
+    real_rows = {
+        t: [r for r in rows(store, t) if str(r["id"]) not in marked(store).get(t, set())]
+        for t in store.app.tables
+    }
+
+    removed = remove_sample(store, now=NOW)
+
+    assert removed == {"orders": 7, "customers": 3, "opening_hours": 7, "settings": 1}
+    assert {t: rows(store, t) for t in store.app.tables} == real_rows
+    assert real_rows["orders"][0]["status"] == "confirmed"
+    assert marked(store) == {}
+    with store.engine.connect() as conn:
+        removals = conn.execute(
+            sa.select(sa.func.count()).where(
+                audit.c.actor == "Sample data", audit.c.after.is_(None)
+            )
+        ).scalar()
+    assert removals == 18
+
+
+def test_removal_is_one_transaction(make_store: MakeStore) -> None:
+    store = make_store("takeaway")
+    add_sample(store, example("takeaway"), now=NOW)
+    before = {t: rows(store, t) for t in store.app.tables}
+    # A real order for a sample customer: the customer cannot go, so nothing goes.
+    order = {
+        "customer_id": 1,
+        "email": "a@example.com",
+        "pickup_at": datetime(2026, 7, 1, 17, tzinfo=UTC),
+        "items": "real",
+        "total": 1,
+    }
+    write_row(store, "orders", actor=Actor.person("s@example.com"), now=NOW, values=order)
+    with pytest.raises(sa.exc.IntegrityError):
+        remove_sample(store, now=NOW)
+    after = {t: rows(store, t) for t in store.app.tables}
+    assert after["orders"][:-1] == before["orders"]
+    assert {t: v for t, v in after.items() if t != "orders"} == {
+        t: v for t, v in before.items() if t != "orders"
+    }
+    with store.engine.connect() as conn:
+        assert conn.execute(sa.select(sa.func.count()).select_from(sample_rows)).scalar() == 18
