@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -28,6 +28,7 @@ from core.fence import Fence
 from core.store import Store
 from core.sweep_records import (
     SET_ASIDE_FOR,
+    RecordKey,
     SetAside,
     drop_left_from,
     drop_set_aside,
@@ -202,10 +203,12 @@ def _run(
 ) -> SweepOutcome:
     """Find the due rows and move them, within the deadline and while the fence holds."""
     with stores[0].engine.connect() as conn:
-        if not run.dry_run:
-            _forget_left_from(conn, stores)
-            _give_back_holds(conn, stores, run.now)
         records = read_set_aside(conn, [s.app.name for s in stores])
+        if not run.dry_run:
+            if records:
+                _forget_left_from(conn, stores, records)
+                records = read_set_aside(conn, [s.app.name for s in stores])
+            _give_back_holds(conn, stores, run.now)
         tables = {s.app.name: moment_tables(s, conn) for s in stores}
         found = find_due(conn, stores, now=run.now, limit=limit, records=records, tables=tables)
     run.passed_by = found.passed_by
@@ -279,11 +282,14 @@ def _set_aside(run: _Sweep, due: Due, error: AdminiumError) -> None:
     )
 
 
-def _forget_left_from(conn: Connection, stores: Sequence[Store]) -> None:
+def _forget_left_from(
+    conn: Connection, stores: Sequence[Store], records: Mapping[RecordKey, SetAside]
+) -> None:
     """Drop the set-aside records of rows that left `from`: they are never tried again."""
-    with conn.begin():
-        for store in stores:
-            for rule in timed_rules(store):
+    kept = {(app, table, rule) for app, table, _, rule in records}
+    for store in stores:
+        for rule in timed_rules(store):
+            if (rule.app, rule.table, rule.number) in kept:
                 drop_left_from(
                     conn,
                     rule.app,
@@ -293,6 +299,7 @@ def _forget_left_from(conn: Connection, stores: Sequence[Store]) -> None:
                     rule.state_column,
                     rule.timed.from_,
                 )
+    conn.commit()
 
 
 def _give_back_holds(conn: Connection, stores: Sequence[Store], now: datetime) -> None:
@@ -305,6 +312,8 @@ def _record(engine: sa.Engine, report: SweepReport) -> None:
     """Write the minute's record; a database that went away keeps none."""
     try:
         with engine.begin() as conn:
+            # A minute's record lost in a crash is no loss: do not wait for the disk.
+            conn.execute(sa.text("SET LOCAL synchronous_commit = off"))
             write_sweep(conn, report.record())
     except sa.exc.DBAPIError as error:
         log.error(

@@ -1,0 +1,183 @@
+"""Benchmark the minute sweep on PostgreSQL; prints JSON lines (not part of `make test`).
+
+- find: time to find the 500 due rows in an orders table of 10k / 100k / 1M rows
+  (most rows long finished, 200 placed for later, 500 due); the 1M : 10k ratio.
+- moves: moves per second of a full 500-row sweep, against a bare psycopg loop making
+  the same UPDATE and audit INSERT per transaction, in the same run.
+- idle: the cost of sweeping a connection with nothing due, in milliseconds.
+
+Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/sweep.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core.clock import venue_zone
+from core.due import find_due
+from core.manifest.model import load_app
+from core.store import Store, install_app, make_engine
+from core.sweep import sweep_connection
+from tests.integration.sweep_fixtures import SHOP
+
+NOW = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
+DUE, LATER = 500, 200
+
+
+def emit(**figures: object) -> None:
+    print(json.dumps(figures), flush=True)
+
+
+@contextmanager
+def database(server: str) -> Iterator[str]:
+    """A fresh database on the server, dropped afterwards."""
+    name = f"adm_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    info = psycopg.conninfo.conninfo_to_dict(server)
+    info["dbname"] = name
+    try:
+        yield psycopg.conninfo.make_conninfo(**info)
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+def shop(url: str, rows: int) -> Store:
+    """The shop with `rows` orders: finished ones over the past year, 200 later, 500 due."""
+    app = load_app(SHOP)
+    engine = make_engine(url)
+    install_app(engine, app)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO settings DEFAULT VALUES")
+        conn.execute(
+            "INSERT INTO orders (status, due_at) SELECT 'done', "
+            "%(now)s - make_interval(mins => 600 + g %% 525600) FROM generate_series(1, %(n)s) g",
+            {"now": NOW, "n": rows - DUE - LATER},
+        )
+        add_due(conn, DUE)
+        conn.execute(
+            "INSERT INTO orders (status, due_at) SELECT 'placed', "
+            "%(now)s + make_interval(mins => g) FROM generate_series(1, %(n)s) g",
+            {"now": NOW, "n": LATER},
+        )
+        conn.execute("ANALYZE orders")
+    return Store(engine, app, venue_zone("Europe/London"), connection="bench")
+
+
+def add_due(conn: psycopg.Connection, count: int) -> None:
+    conn.execute(
+        "INSERT INTO orders (status, due_at) SELECT 'placed', "
+        "%(now)s - make_interval(mins => g) FROM generate_series(1, %(n)s) g",
+        {"now": NOW, "n": count},
+    )
+
+
+def timed(run: Callable[[], object], times: int) -> float:
+    """The median milliseconds of `times` runs."""
+    took = []
+    for _ in range(times):
+        start = time.perf_counter()
+        run()
+        took.append((time.perf_counter() - start) * 1000)
+    return statistics.median(took)
+
+
+def bench_find(server: str) -> None:
+    found: dict[int, float] = {}
+    for rows in (10_000, 100_000, 1_000_000):
+        with database(server) as url:
+            store = shop(url, rows)
+            with store.engine.connect() as conn:
+
+                def find(conn=conn, store=store) -> None:  # type: ignore[no-untyped-def]
+                    due = find_due(conn, [store], now=NOW, limit=500)
+                    assert len(due.due) == DUE
+
+                find()
+                found[rows] = timed(find, 7)
+            store.engine.dispose()
+        emit(bench="find", rows=rows, due=DUE, ms=round(found[rows], 2))
+    emit(bench="find-ratio", ratio_1m_10k=round(found[1_000_000] / found[10_000], 2))
+
+
+def bench_moves(server: str) -> None:
+    with database(server) as url:
+        store = shop(url, 10_000)
+        start = time.perf_counter()
+        report = sweep_connection([store], connection="bench", now=NOW)
+        sweep_s = time.perf_counter() - start
+        assert len(report.moved) == DUE, report.outcome
+        with psycopg.connect(url) as conn:
+            add_due(conn, DUE)
+            conn.commit()
+            keys = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM orders WHERE status = 'placed' AND due_at <= %s"
+                    " ORDER BY due_at",
+                    (NOW,),
+                )
+            ]
+            start = time.perf_counter()
+            for key in keys:
+                with conn.transaction():
+                    conn.execute(
+                        "UPDATE orders SET status = 'cancelled', cancel_code = 'late'"
+                        " WHERE id = %s",
+                        (key,),
+                    )
+                    conn.execute(
+                        "INSERT INTO adminium.audit (at, actor, actor_kind, app, table_name,"
+                        " row_key, move_from, move_to) VALUES (%s, 'Timed move', 'clock', 'shop',"
+                        " 'orders', %s, 'placed', 'cancelled')",
+                        (NOW, str(key)),
+                    )
+            bare_s = time.perf_counter() - start
+        store.engine.dispose()
+    sweep_rate, bare_rate = DUE / sweep_s, len(keys) / bare_s
+    emit(
+        bench="moves",
+        rows=DUE,
+        sweep_per_s=round(sweep_rate),
+        bare_psycopg_per_s=round(bare_rate),
+        ratio=round(sweep_rate / bare_rate, 2),
+    )
+
+
+def bench_idle(server: str) -> None:
+    with database(server) as url:
+        store = shop(url, 10_000)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("UPDATE orders SET status = 'done' WHERE due_at <= %s", (NOW,))
+        sweep_connection([store], connection="bench", now=NOW)
+        ms = timed(lambda: sweep_connection([store], connection="bench", now=NOW), 30)
+        store.engine.dispose()
+    emit(bench="idle", ms=round(ms, 2), idle_connections_per_minute=int(60_000 / ms))
+
+
+def main() -> None:
+    server = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+    bench_find(server)
+    bench_moves(server)
+    bench_idle(server)
+
+
+if __name__ == "__main__":
+    main()
