@@ -6,11 +6,11 @@ import ctypes
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -125,7 +125,7 @@ def run_procfile(procfile: str, port: int, env: dict[str, str]) -> int:
     )
     # Started after the fork: preexec_fn is only safe while this process has one thread.
     url = f"http://127.0.0.1:{port}/"
-    threading.Thread(target=announce_when_up, args=(port, url), daemon=True).start()
+    threading.Thread(target=announce_when_up, args=(url,), daemon=True).start()
     while True:
         try:
             return honcho.wait()
@@ -142,15 +142,15 @@ def die_with_parent() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def announce_when_up(port: int, url: str) -> None:
-    """Print the URL again once the web accepts connections, after the start-up logs."""
+def announce_when_up(url: str) -> None:
+    """Print the URL again once the web answers, after the start-up logs."""
     deadline = time.monotonic() + WEB_UP_SECONDS
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
+            with urllib.request.urlopen(f"{url}status", timeout=5):
                 click.echo(f"Adminium is up: {url}", err=True)
                 return
-        except OSError:
+        except OSError:  # refused, reset, timed out, or an HTTP error status
             time.sleep(0.5)
 
 
