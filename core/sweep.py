@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 
 from core.actors import Actor
 from core.due import Due, find_due, moment_tables, timed_rules
-from core.errors import AdminiumError, RowNotDue, StateMoveNotListed
+from core.errors import AdminiumError, RowNotDue
 from core.fence import Fence
 from core.store import Store
 from core.sweep_records import (
@@ -236,10 +236,8 @@ def _move(run: _Sweep, due: Due, on_moved: Callable[[WriteResult], None] | None)
         result = write_row(
             rule.store, rule.table, due.key, actor=Actor.clock(), now=run.now, timed=rule.timed
         )
-    except (RowNotDue, StateMoveNotListed):
-        # Moved or re-dated since it was found: left as it is. The rule's move is listed
-        # from `from`, so "not listed" means the row has left `from` for a state with no
-        # such move (the pipeline judges the listed move before the rule's due).
+    except RowNotDue:
+        # Moved or re-dated since it was found: left as it is.
         run.left_alone.append(due)
         return
     except AdminiumError as error:

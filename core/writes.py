@@ -23,6 +23,7 @@ from core.actors import Actor, ActorKind
 from core.audit import audit_entry, write_and_audit
 from core.errors import (
     ColumnNotWritable,
+    RowNotDue,
     RowNotFound,
     StateChanged,
     StateMoveForbidden,
@@ -131,6 +132,12 @@ def _write(conn: Connection, store: Store, req: _Request, written: list[str]) ->
     held = None if creating else _hold_row(conn, store, req)
     state_column = spec.states.column if spec.states is not None else None
     state_from = held.get(state_column) if held is not None and state_column else None
+    if req.timed is not None and state_from != req.timed.from_:
+        # The clock moves a row only while it is still in `from`: a row moved meanwhile is
+        # left as it is, before its new state is asked whether it lists the move.
+        raise RowNotDue(
+            f"the row left {req.timed.from_!r}", {"reason": "left-from", "state": state_from}
+        )
     # 2. the move: listed, undo, roles
     move = _judge_move(spec, state_from, req) if req.move_to is not None else None
     if move is None and req.seen_state is not None and req.seen_state != state_from:
