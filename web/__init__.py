@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Flask
 
-from web import api, errors, models, openapi, public, status
+from web import api, errors, live, models, openapi, public, screens, status
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -27,4 +27,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(api.bp)
     app.register_blueprint(public.bp)
     app.register_blueprint(openapi.bp)
+    screens.init_app(app, exempt=(api.bp, public.bp))
+    live.init_app(app)
     return app

@@ -1,0 +1,302 @@
+"""Live screens: a flask-sock endpoint, and one Redis subscription per web process.
+
+A screen opens `/live?screen=…` (htmx's ws extension). The hub's thread listens to every
+connection's row events on Redis and, for each open screen that shows the changed row,
+renders the screen's own partials as out-of-band swaps and queues them to its socket.
+Pub/sub keeps nothing while a screen is away, so each screen refetches its state when its
+socket (re)opens. When Redis fails, every socket is closed with 1011, a code the ws
+extension reconnects on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from flask import Blueprint, Flask, abort, current_app, g, request
+from flask_sock import Sock
+from simple_websocket import ConnectionClosed
+
+from adminium.events import CHANNEL_PREFIX
+from core.errors import AdminiumError
+from web.errors import status_of
+from web.screens import pushes
+from web.screens.access import (
+    all_connections,
+    is_admin,
+    require_user,
+    roles_of,
+    screen_app,
+    screen_connection,
+    signed_in_user,
+)
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("live", __name__)
+sock = Sock()
+
+SERVER_FAILED = 1011
+"""The close code when the server side fails (Redis gone): the ws extension retries on it."""
+GOING_AWAY = 1001
+"""The close code when the web process stops."""
+IDLE_SECONDS = 20.0
+"""How often an idle socket checks that its browser is still there."""
+RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0)
+"""How long the hub waits before subscribing again after Redis failed."""
+_CLOSE = object()
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What one open socket shows: its kind, where, its filters, and who looks (roles)."""
+
+    kind: str
+    base_url: str
+    connection: str = ""
+    app: str = ""
+    table: str = ""
+    key: str = ""
+    q: str = ""
+    state: str = ""
+    roles: frozenset[str] = frozenset()
+    apps: frozenset[str] = frozenset()
+    admin: bool = False
+    connections: frozenset[str] = frozenset()
+    app_roles: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    def shows(self, event: Mapping[str, Any]) -> bool:
+        """Whether this screen shows the row (or the connection) an event names."""
+        connection = str(event.get("connection", ""))
+        if self.kind == "connections":
+            return connection in self.connections
+        if connection != self.connection:
+            return False
+        if "paused" in event:
+            return True
+        if self.kind in ("pending", "set_aside"):
+            return str(event.get("app")) in self.apps
+        same_table = event.get("app") == self.app and event.get("table") == self.table
+        if self.kind == "row":
+            return same_table and str(event.get("key")) == self.key
+        return same_table
+
+    def render(self, event: Mapping[str, Any]) -> str:
+        """The out-of-band fragment that brings this screen up to date."""
+        if self.kind == "connections":
+            return pushes.push_connection(str(event["connection"]), self.admin, self.apps)
+        if "paused" in event:
+            return pushes.push_paused(self.connection)
+        if self.kind == "board":
+            return pushes.push_board(event, self.q, self.state)
+        if self.kind == "row":
+            return pushes.push_row(event, self.roles)
+        if self.kind == "pending":
+            return pushes.push_pending(event)
+        return pushes.push_set_aside(event, dict(self.app_roles))
+
+
+class Hub:
+    """The web process's one Redis subscription, fanning events out to the open sockets."""
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+        self.sockets: dict[int, tuple[Screen, queue.Queue[object]]] = {}
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+        self.subscribed = threading.Event()
+
+    def start(self, wait: float = 2.0) -> None:
+        """Listen to Redis from the first socket on; wait until the subscription holds."""
+        if not self.app.config.get("REDIS_URL"):
+            return
+        with self.lock:
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self.listen, name="live-hub", daemon=True)
+                self.thread.start()
+        self.subscribed.wait(wait)
+
+    def register(self, screen: Screen) -> tuple[int, queue.Queue[object]]:
+        """Add an open socket."""
+        inbox: queue.Queue[object] = queue.Queue()
+        with self.lock:
+            number = id(inbox)
+            self.sockets[number] = (screen, inbox)
+        return number, inbox
+
+    def unregister(self, number: int) -> None:
+        """Forget a closed socket."""
+        with self.lock:
+            self.sockets.pop(number, None)
+
+    def listen(self) -> None:
+        """Subscribe to every connection's events; on a Redis failure close every socket."""
+        failures = 0
+        while True:
+            try:
+                self._listen_once()
+                return
+            except redis.RedisError as error:
+                self.subscribed.clear()
+                log.warning("live events lost: Redis failed (%s)", error.__class__.__name__)
+                self.close_all()
+                time.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                failures += 1
+
+    def _listen_once(self) -> None:
+        client = redis.Redis.from_url(self.app.config["REDIS_URL"])
+        pubsub = client.pubsub(ignore_subscribe_messages=True)
+        pubsub.psubscribe(f"{CHANNEL_PREFIX}*")
+        try:
+            while True:
+                message = pubsub.get_message(timeout=1.0)
+                self.subscribed.set()
+                if message is not None and message.get("type") == "pmessage":
+                    self.deliver(message["data"])
+        finally:
+            pubsub.close()
+            client.close()
+
+    def deliver(self, data: bytes | str) -> None:
+        """Render the event for each distinct screen that shows it; queue it to its sockets."""
+        try:
+            event = json.loads(data)
+        except ValueError:
+            log.warning("live event is not JSON: %r", data[:200])
+            return
+        with self.lock:
+            sockets = list(self.sockets.values())
+        by_screen: dict[Screen, list[queue.Queue[object]]] = {}
+        for screen, inbox in sockets:
+            if screen.shows(event):
+                by_screen.setdefault(screen, []).append(inbox)
+        for screen, inboxes in by_screen.items():
+            fragment = self._render(screen, event)
+            if fragment.strip():
+                for inbox in inboxes:
+                    inbox.put(fragment)
+
+    def _render(self, screen: Screen, event: Mapping[str, Any]) -> str:
+        """One screen's fragment, in a request context of its own (for `url_for`)."""
+        with self.app.test_request_context("/live", base_url=screen.base_url):
+            try:
+                return screen.render(event)
+            except Exception:
+                log.exception("live push failed: screen %s event %s", screen.kind, event)
+                return ""
+
+    def close_all(self) -> None:
+        """Ask every open socket to close with the code the ws extension retries on."""
+        with self.lock:
+            for _, inbox in self.sockets.values():
+                inbox.put(_CLOSE)
+
+
+def hub() -> Hub:
+    """This web process's hub."""
+    found: Hub = current_app.extensions["adminium.live"]
+    return found
+
+
+def _screen() -> Screen:
+    """The screen a socket opens for, checked against the signed-in user's roles."""
+    args = request.args
+    kind = args.get("screen", "")
+    base = request.host_url.replace("ws://", "http://").replace("wss://", "https://")
+    connection = args.get("connection", "")
+    user = require_user()
+    if kind in ("board", "row"):
+        app, roles = screen_app(connection, args.get("app", ""))
+        return Screen(
+            kind,
+            base,
+            connection,
+            app.name,
+            args.get("table", ""),
+            args.get("key", ""),
+            args.get("q", ""),
+            args.get("state", ""),
+            roles,
+        )
+    if kind in ("pending", "set_aside"):
+        _, apps = screen_connection(connection)
+        return Screen(
+            kind,
+            base,
+            connection,
+            apps=frozenset(a.name for a in apps),
+            app_roles=tuple(sorted((a.name, roles_of(user, a)) for a in apps)),
+        )
+    if kind == "connections":
+        shown = all_connections(user)
+        return Screen(
+            kind,
+            base,
+            apps=frozenset(a.name for _, apps in shown for a in apps),
+            admin=is_admin(user),
+            connections=frozenset(c.name for c, _ in shown),
+        )
+    abort(404)
+
+
+def _refuse_signed_out() -> tuple[str, int] | None:
+    """A socket needs a signed-in user who may see its screen: refused before the handshake.
+
+    The hub subscribes before the handshake, so the refetch a screen makes once its socket
+    opens sees every change after it.
+    """
+    if signed_in_user() is None:
+        log.info("live socket refused: not signed in")
+        return "sign in first", 403
+    g.live_screen = _screen()
+    hub().start()
+    return None
+
+
+def _refusal(error: AdminiumError) -> tuple[str, int]:
+    """A refused socket: the status, before any handshake."""
+    log.info("live socket refused: %s", error.code)
+    return error.message, status_of(error)
+
+
+bp.before_request(_refuse_signed_out)
+bp.register_error_handler(AdminiumError, _refusal)
+
+
+@sock.route("/live", bp=bp)
+def connect(ws: Any) -> None:
+    """One open screen: pushes its fragments until the browser or the server goes."""
+    number, inbox = hub().register(g.live_screen)
+    try:
+        serve(ws, inbox, lambda: ws.connected)
+    finally:
+        hub().unregister(number)
+
+
+def serve(ws: Any, inbox: queue.Queue[object], alive: Callable[[], bool]) -> None:
+    """Send what is queued; close with 1011 when the hub failed."""
+    while alive():
+        try:
+            fragment = inbox.get(timeout=IDLE_SECONDS)
+        except queue.Empty:
+            continue
+        if fragment is _CLOSE:
+            ws.close(reason=SERVER_FAILED, message="live events lost; reconnect")
+            return
+        try:
+            ws.send(fragment)
+        except ConnectionClosed:
+            return
+
+
+def init_app(app: Flask) -> None:
+    """Register the live endpoint and this process's hub."""
+    app.extensions["adminium.live"] = Hub(app)
+    app.register_blueprint(bp)

@@ -1,0 +1,53 @@
+"""The screens: sign in, connections, boards, rows, pending timed moves, set-aside rows.
+
+`init_app` adds CSRF protection (Flask-WTF) to every form, a session cookie that is
+HttpOnly, SameSite=Lax and Secure over https, the screens' blueprints and the venue-clock
+template filters. The APIs keep their own token auth and are exempt from CSRF.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from flask import Flask, request
+from flask.sessions import SecureCookieSessionInterface
+from flask_wtf.csrf import CSRFProtect
+
+from web.models import Connection
+from web.screens import auth, boards, connections, pending, rows, set_aside, times
+from web.screens.access import signed_in_user
+
+csrf = CSRFProtect()
+
+
+class SessionCookies(SecureCookieSessionInterface):
+    """The signed session cookie, marked Secure whenever the request came over https."""
+
+    def get_cookie_secure(self, app: Flask) -> bool:  # type: ignore[override]
+        """Secure when configured so, or when this request is https."""
+        return bool(app.config["SESSION_COOKIE_SECURE"]) or request.is_secure
+
+
+def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
+    """Register the screens on the app; `exempt` blueprints (the APIs) take no CSRF token."""
+    app.config.setdefault("SESSION_COOKIE_HTTPONLY", True)
+    app.config["SESSION_COOKIE_SAMESITE"] = app.config.get("SESSION_COOKIE_SAMESITE") or "Lax"
+    app.session_interface = SessionCookies()
+    csrf.init_app(app)
+    for blueprint in exempt:
+        csrf.exempt(blueprint)  # type: ignore[arg-type]
+    for module in (auth, connections, boards, rows, pending, set_aside):
+        app.register_blueprint(module.bp)
+    times.init_app(app)
+    app.context_processor(_screen_globals)
+
+
+def zone_of(connection: Connection) -> ZoneInfo:
+    """A connection's venue zone (UTC when none is set)."""
+    return ZoneInfo(connection.zone_name)
+
+
+def _screen_globals() -> dict[str, Any]:
+    """What every template may use: the signed-in user, and a connection's zone."""
+    return {"screen_user": signed_in_user(), "zone_of": zone_of}

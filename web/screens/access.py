@@ -1,0 +1,138 @@
+"""Who is signed in to the screens, what they may see, and how a screen answers a refusal."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Blueprint, g, redirect, render_template, request, session, url_for
+from sqlalchemy import select
+from werkzeug.wrappers import Response
+
+from core.actors import Actor
+from core.errors import AdminiumError
+from web.api import lookup_app
+from web.controlplane import app_store, get_connection
+from web.errors import Forbidden, NotFound, status_of
+from web.models import ADMIN, App, Connection, User, db
+
+log = logging.getLogger(__name__)
+
+USER_KEY = "user_id"
+"""Where the session keeps the signed-in user's id."""
+
+
+def signed_in_user() -> User | None:
+    """The user this browser signed in as, or None."""
+    if "screen_user" in g:
+        return g.screen_user  # type: ignore[no-any-return]
+    user_id = session.get(USER_KEY)
+    user = db.session.get(User, user_id) if isinstance(user_id, int) else None
+    g.screen_user = user
+    return user
+
+
+def require_user() -> User:
+    """The signed-in user; the blueprints' hook has sent everyone else to sign in."""
+    user = signed_in_user()
+    if user is None:
+        raise Forbidden("sign in first")
+    return user
+
+
+def is_htmx() -> bool:
+    """Whether htmx made this request (it sends `HX-Request`)."""
+    return request.headers.get("HX-Request") == "true"
+
+
+def _sign_in_first() -> Response | None:
+    """Before every screen: a signed-out browser goes to the sign-in page."""
+    if signed_in_user() is not None:
+        return None
+    target = url_for("auth.sign_in", next=request.full_path.rstrip("?"))
+    if is_htmx():
+        answer = Response("", 401)
+        answer.headers["HX-Redirect"] = target
+        return answer
+    return redirect(target)
+
+
+def _refusal_page(error: AdminiumError) -> tuple[str, int]:
+    """A refusal on a screen as a page (or, for htmx, the refusal partial)."""
+    status = status_of(error)
+    if is_htmx():
+        return render_template("screens/_refusal.html", error=error), status
+    return render_template("screens/refusal.html", error=error), status
+
+
+def screen_blueprint(name: str, import_name: str) -> Blueprint:
+    """A screens blueprint: sign-in required, refusals answered as HTML."""
+    bp = Blueprint(name, import_name)
+    bp.before_request(_sign_in_first)
+    bp.register_error_handler(AdminiumError, _refusal_page)
+    return bp
+
+
+def roles_of(user: User, app: App) -> frozenset[str]:
+    """The user's roles in the app (an admin holds every one); empty when none."""
+    roles = set(user.roles_in(app))
+    if ADMIN in roles:
+        roles |= set(app.model.roles)
+    return frozenset(roles)
+
+
+def is_admin(user: User) -> bool:
+    """Whether the user is admin of every app."""
+    return any(r.role == ADMIN and r.app_id is None for r in user.roles)
+
+
+def screen_app(connection: str, name: str) -> tuple[App, frozenset[str]]:
+    """The app the signed-in user opens, with their roles; 404 unknown, 403 no role."""
+    user = require_user()
+    app = lookup_app(connection, name)
+    if app is None:
+        raise NotFound(f"no app {connection}/{name}", {"connection": connection, "app": name})
+    roles = roles_of(user, app)
+    if not roles:
+        raise Forbidden(
+            f"you hold no role in the app {name!r}", {"connection": connection, "app": name}
+        )
+    return app, roles
+
+
+def visible_apps(connection: Connection, user: User) -> list[App]:
+    """The connection's apps the user holds a role in."""
+    return [app for app in connection.apps if roles_of(user, app)]
+
+
+def screen_connection(name: str) -> tuple[Connection, list[App]]:
+    """A connection and the apps of it the signed-in user sees; 403 when none."""
+    user = require_user()
+    try:
+        connection = get_connection(db.session, name)
+    except AdminiumError:
+        raise NotFound(f"no connection {name!r}", {"connection": name}) from None
+    apps = visible_apps(connection, user)
+    if not apps:
+        raise Forbidden(f"you hold no role in connection {name!r}", {"connection": name})
+    return connection, apps
+
+
+def all_connections(user: User) -> list[tuple[Connection, list[App]]]:
+    """Every connection with an app the user sees, with those apps."""
+    found = []
+    for connection in db.session.scalars(select(Connection).order_by(Connection.name)):
+        apps = visible_apps(connection, user)
+        if apps:
+            found.append((connection, apps))
+    return found
+
+
+def person(user: User, roles: frozenset[str]) -> Actor:
+    """The actor a signed-in person writes as."""
+    return Actor.person(user.email, roles)
+
+
+def store_of(app: App) -> Any:
+    """The pipeline's store of an app."""
+    return app_store(app)

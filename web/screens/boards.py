@@ -1,0 +1,54 @@
+"""The board: an app table's rows grouped by state, a column per state, with active search."""
+
+from __future__ import annotations
+
+from flask import render_template, request
+
+from web.api import clock
+from web.controlplane import app_store
+from web.errors import NotFound
+from web.models import App
+from web.screens.access import is_htmx, screen_app, screen_blueprint
+from web.screens.reading import read_board
+
+bp = screen_blueprint("boards", __name__)
+
+
+def board_table(app: App, table: str) -> None:
+    """Refuse a table the app lacks, or one that keeps no states."""
+    spec = app.model.tables.get(table)
+    if spec is None or spec.states is None:
+        raise NotFound(f"no board {table!r} in app {app.name!r}", {"table": table})
+
+
+def _board_context(connection: str, name: str, table: str) -> dict[str, object]:
+    """What the board page and its partial render."""
+    app, _ = screen_app(connection, name)
+    board_table(app, table)
+    store = app_store(app)
+    q = request.args.get("q", "").strip()
+    state = request.args.get("state", "").strip()
+    return {
+        "app": app,
+        "connection": app.connection,
+        "zone": store.zone,
+        "board": read_board(store, table, q, state),
+        "q": q,
+        "state": state,
+        "now": clock(),
+    }
+
+
+@bp.get("/apps/<connection>/<name>/<table>")
+def show_board(connection: str, name: str, table: str) -> str:
+    """The board page; htmx's active search gets the board partial alone."""
+    context = _board_context(connection, name, table)
+    if is_htmx():
+        return render_template("screens/_board.html", **context)
+    return render_template("screens/board.html", **context)
+
+
+@bp.get("/apps/<connection>/<name>/<table>/columns")
+def show_columns(connection: str, name: str, table: str) -> str:
+    """The board's columns alone: what an open board refetches when its socket (re)opens."""
+    return render_template("screens/_columns.html", **_board_context(connection, name, table))

@@ -1,0 +1,115 @@
+"""The connections screen: zone, paused or not, the last sweep, rows set aside now."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from flask import current_app, render_template
+from werkzeug.wrappers import Response
+
+from adminium.events import events_channel
+from web.api import clock
+from web.controlplane import app_store, set_paused
+from web.errors import Forbidden
+from web.models import App, Connection, db
+from web.screens.access import (
+    all_connections,
+    is_admin,
+    is_htmx,
+    require_user,
+    screen_blueprint,
+    screen_connection,
+)
+from web.screens.timed import last_sweep, set_aside_rows
+
+log = logging.getLogger(__name__)
+
+bp = screen_blueprint("connections", __name__)
+
+
+@dataclass(frozen=True)
+class ConnectionView:
+    """A connection as its card shows it."""
+
+    connection: Connection
+    apps: list[App]
+    sweep: dict[str, Any] | None
+    set_aside: int
+    may_pause: bool
+
+    @property
+    def dom_id(self) -> str:
+        """The card's stable id."""
+        return f"connection-{self.connection.name}"
+
+
+def read_connection(connection: Connection, apps: list[App], may_pause: bool) -> ConnectionView:
+    """The card of one connection: its last sweep, and its rows set aside now."""
+    stores = [app_store(a) for a in apps if a.has_timed_moves]
+    sweep = last_sweep(stores[0], connection.name) if stores else None
+    aside = len(set_aside_rows(stores)) if stores else 0
+    return ConnectionView(connection, apps, sweep, aside, may_pause)
+
+
+def connection_card(name: str) -> ConnectionView:
+    """The card of a connection the signed-in user sees."""
+    connection, apps = screen_connection(name)
+    return read_connection(connection, apps, is_admin(require_user()))
+
+
+@bp.get("/connections")
+def list_connections() -> str:
+    """Every connection with an app the user sees."""
+    user = require_user()
+    views = [read_connection(c, apps, is_admin(user)) for c, apps in all_connections(user)]
+    if is_htmx():
+        return render_template("screens/_connections.html", views=views, now=clock())
+    return render_template("screens/connections.html", views=views, now=clock())
+
+
+@bp.get("/connections/<name>")
+def show_connection(name: str) -> str:
+    """One connection's card (what a screen refetches)."""
+    return render_template("screens/_connection.html", view=connection_card(name), now=clock())
+
+
+def _pause(name: str, paused: bool) -> str:
+    """Pause or resume a connection (admins only), tell its open screens, answer the card."""
+    user = require_user()
+    screen_connection(name)
+    if not is_admin(user):
+        raise Forbidden("only an admin pauses or resumes a connection", {"connection": name})
+    set_paused(db.session, name, paused)
+    publish_pause(name, paused)
+    return render_template("screens/_connection.html", view=connection_card(name), now=clock())
+
+
+@bp.post("/connections/<name>/pause")
+def pause_connection(name: str) -> str | Response:
+    """Pause the connection: its sweep is skipped until it is resumed."""
+    return _pause(name, True)
+
+
+@bp.post("/connections/<name>/resume")
+def resume_connection(name: str) -> str | Response:
+    """Resume the connection: every row already due moves at the next sweep."""
+    return _pause(name, False)
+
+
+def publish_pause(name: str, paused: bool) -> None:
+    """Tell the live screens of a connection that it was paused or resumed."""
+    url = current_app.config.get("REDIS_URL")
+    if not url:
+        return
+    try:
+        client = redis.Redis.from_url(url)
+        try:
+            client.publish(events_channel(name), json.dumps({"connection": name, "paused": paused}))
+        finally:
+            client.close()
+    except redis.RedisError as error:
+        log.warning("pause of connection %s not published: %s", name, error.__class__.__name__)

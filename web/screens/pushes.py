@@ -1,0 +1,119 @@
+"""What the live socket pushes for a row event: the screens' own partials as out-of-band swaps.
+
+Each function renders, for one kind of open screen, the htmx out-of-band fragment that
+brings it up to date with the changed row; an empty string when the screen does not
+show that row. They run inside an app and request context (see `web.live`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flask import render_template
+
+from web.api import clock, lookup_app
+from web.controlplane import app_store, get_connection
+from web.models import App, db
+from web.screens.connections import read_connection
+from web.screens.reading import editable_columns, matches, open_moves, state_counts, states_of
+from web.screens.rows import row_context
+from web.screens.timed import PENDING_HORIZON, Pending, rules_of, set_aside_rows, waiting_on
+
+
+def _app(event: Mapping[str, Any]) -> App | None:
+    return lookup_app(str(event["connection"]), str(event["app"]))
+
+
+def push_board(event: Mapping[str, Any], q: str, state: str) -> str:
+    """A board: the card leaves its column and enters its new one; the counts change."""
+    app = _app(event)
+    if app is None:
+        return ""
+    store = app_store(app)
+    table, key = str(event["table"]), event["key"]
+    card = matches(store, table, key, q, state)
+    found = state_counts(store, table, q)
+    counts = {s: found.get(s, 0) for s in states_of(store.spec(table)) if not state or s == state}
+    return render_template(
+        "live/board.html",
+        app=app,
+        connection=app.connection,
+        zone=store.zone,
+        table=table,
+        dom_id=f"row-{table}-{key}",
+        card=card,
+        counts=counts,
+        now=clock(),
+    )
+
+
+def push_row(event: Mapping[str, Any], roles: frozenset[str]) -> str:
+    """A row page: its partial, re-rendered."""
+    app = _app(event)
+    if app is None:
+        return ""
+    context = row_context(app, str(event["table"]), str(event["key"]), roles)
+    return render_template("live/row.html", **context)
+
+
+def push_pending(event: Mapping[str, Any]) -> str:
+    """The pending list: the row's line re-rendered, or gone once nothing waits on it."""
+    app = _app(event)
+    if app is None:
+        return ""
+    store = app_store(app)
+    table = str(event["table"])
+    dom_id = f"pending-{table}-{event['key']}"
+    now = clock()
+    with store.engine.connect() as conn:
+        row = store.read_row(conn, table, store.coerce_key(table, event["key"]))
+        tables = store.tables_for_moments(conn)
+    waiting = waiting_on(rules_of(store, table), row, tables) if row is not None else None
+    move = None
+    if waiting is not None and waiting.reading.at <= now + PENDING_HORIZON:
+        move = Pending(waiting.rule, event["key"], waiting.reading.at, False)
+    return render_template(
+        "live/pending.html",
+        dom_id=dom_id,
+        move=move,
+        connection=app.connection,
+        zone=store.zone,
+        now=now,
+    )
+
+
+def push_set_aside(event: Mapping[str, Any], roles: Mapping[str, frozenset[str]]) -> str:
+    """The set-aside list: the row's item re-rendered, or gone once fixed."""
+    app = _app(event)
+    if app is None:
+        return ""
+    store = app_store(app)
+    table, key = str(event["table"]), str(event["key"])
+    found = set_aside_rows([store], table=table, key=key)
+    return render_template(
+        "live/set_aside.html",
+        dom_id=f"aside-{table}-{key}",
+        aside=found[0] if found else None,
+        connection=app.connection,
+        zone=store.zone,
+        roles=roles,
+        open_moves=open_moves,
+        editable_columns=editable_columns,
+        error=None,
+        now=clock(),
+    )
+
+
+def push_connection(name: str, may_pause: bool, apps: frozenset[str]) -> str:
+    """A connection's card: paused or not, last sweep, rows set aside."""
+    connection = get_connection(db.session, name)
+    shown = [a for a in connection.apps if a.name in apps]
+    view = read_connection(connection, shown, may_pause)
+    return render_template("live/connection.html", view=view, now=clock())
+
+
+def push_paused(name: str) -> str:
+    """Any screen of a connection: the paused banner."""
+    connection = get_connection(db.session, name)
+    return render_template("live/paused.html", connection=connection)

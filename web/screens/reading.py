@@ -1,0 +1,200 @@
+"""What the board and row screens read: cards by state, one row, its audit history."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+
+from core.audit import audit
+from core.manifest.model import Column, MoveSpec, Table
+from core.store import Row, Store
+from web.screens.timed import Waiting, read_tables, rules_of, waiting_on
+
+BOARD_LIMIT = 2000
+"""How many rows a board shows at most (the newest first)."""
+CARD_FIELDS = 3
+"""How many of a row's fields a card shows besides its key."""
+AUDIT_LIMIT = 50
+"""How many audit entries a row page shows (newest first)."""
+SEARCHED = ("text", "enum")
+
+
+@dataclass(frozen=True)
+class Card:
+    """A row as a board card: key, state, its key fields, the timed move it waits on."""
+
+    table: str
+    key: Any
+    state: str
+    fields: tuple[tuple[str, Any], ...]
+    waiting: Waiting | None
+
+    @property
+    def dom_id(self) -> str:
+        """The card's stable id (`row-orders-42`)."""
+        return f"row-{self.table}-{self.key}"
+
+
+@dataclass(frozen=True)
+class Board:
+    """A table's cards grouped by state, in the order the manifest lists the states."""
+
+    table: str
+    states: tuple[str, ...]
+    columns: dict[str, list[Card]] = field(default_factory=dict)
+
+    def count(self, state: str) -> int:
+        """How many cards a column holds."""
+        return len(self.columns.get(state, []))
+
+
+def states_of(spec: Table) -> tuple[str, ...]:
+    """Every state of a table: initial, then in the order the moves name them."""
+    assert spec.states is not None
+    found = [spec.states.initial, *spec.states.moves]
+    for moves in spec.states.moves.values():
+        found.extend(m if isinstance(m, str) else m.to for m in moves)
+    return tuple(dict.fromkeys(found))
+
+
+def card_columns(spec: Table) -> list[Column]:
+    """The key fields a card shows: the first plain columns (no key, state, link or rule)."""
+    state = spec.states.column if spec.states else None
+    plain = [
+        c
+        for c in spec.columns
+        if c.ref not in (spec.key, state) and c.references is None and c.rules is None
+    ]
+    return plain[:CARD_FIELDS]
+
+
+def make_card(store: Store, table: str, row: Row, tables: Any) -> Card:
+    """A row as its card."""
+    spec = store.spec(table)
+    assert spec.states is not None
+    return Card(
+        table,
+        row[spec.key],
+        row[spec.states.column],
+        tuple((c.ref, row.get(c.ref)) for c in card_columns(spec)),
+        waiting_on(rules_of(store, table), row, tables),
+    )
+
+
+def _search(table: sa.Table, spec: Table, q: str) -> sa.ColumnElement[bool]:
+    """Rows whose key or any text column holds `q` (case-insensitive)."""
+    escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    pattern = f"%{escaped}%"
+    columns = [sa.cast(table.c[spec.key], sa.Text)]
+    columns += [table.c[c.ref] for c in spec.columns if c.type in SEARCHED]
+    return sa.or_(*(sa.cast(c, sa.Text).ilike(pattern) for c in columns))
+
+
+def read_board(store: Store, table: str, q: str = "", state: str = "") -> Board:
+    """A table's cards by state, filtered by a search and a state."""
+    spec = store.spec(table)
+    assert spec.states is not None
+    t = store.table(table)
+    query = sa.select(t).order_by(t.c[spec.key].desc()).limit(BOARD_LIMIT)
+    if q:
+        query = query.where(_search(t, spec, q))
+    if state:
+        query = query.where(t.c[spec.states.column] == state)
+    states = states_of(spec)
+    board = Board(table, states, {s: [] for s in states})
+    with store.engine.connect() as conn:
+        tables = read_tables(store, conn)
+        for row in conn.execute(query).mappings():
+            card = make_card(store, table, dict(row), tables)
+            board.columns.setdefault(card.state, []).append(card)
+    return board
+
+
+def matches(store: Store, table: str, key: Any, q: str, state: str) -> Card | None:
+    """The row's card when it is on a board with this search and filter, else None."""
+    spec = store.spec(table)
+    assert spec.states is not None
+    t = store.table(table)
+    query = sa.select(t).where(t.c[spec.key] == store.coerce_key(table, key))
+    if q:
+        query = query.where(_search(t, spec, q))
+    if state:
+        query = query.where(t.c[spec.states.column] == state)
+    with store.engine.connect() as conn:
+        row = conn.execute(query).mappings().first()
+        if row is None:
+            return None
+        return make_card(store, table, dict(row), read_tables(store, conn))
+
+
+def state_counts(store: Store, table: str, q: str = "") -> dict[str, int]:
+    """How many rows each state holds (with the board's search)."""
+    spec = store.spec(table)
+    assert spec.states is not None
+    t = store.table(table)
+    column = t.c[spec.states.column]
+    query = sa.select(column, sa.func.count()).group_by(column)
+    if q:
+        query = query.where(_search(t, spec, q))
+    with store.engine.connect() as conn:
+        return {state: n for state, n in conn.execute(query)}
+
+
+@dataclass(frozen=True)
+class RowView:
+    """A row page: the row, its card (state, waiting move), the moves open, its audit."""
+
+    card: Card
+    row: Row
+    moves: tuple[MoveSpec, ...]
+    history: tuple[dict[str, Any], ...]
+
+    @property
+    def dom_id(self) -> str:
+        """The row page's stable id."""
+        return f"detail-{self.card.table}-{self.card.key}"
+
+
+def open_moves(spec: Table, state: str, roles: Collection[str] | None) -> tuple[MoveSpec, ...]:
+    """The moves from `state` a person holding `roles` may make."""
+    if spec.states is None:
+        return ()
+    roles = frozenset(roles or ())
+    found = []
+    for move in spec.states.moves.get(state, []):
+        listed = MoveSpec(to=move) if isinstance(move, str) else move
+        kept = set(listed.roles or ())
+        if not kept or kept & roles:
+            found.append(listed)
+    return tuple(found)
+
+
+def read_row_view(store: Store, table: str, key: Any, roles: frozenset[str]) -> RowView | None:
+    """What a row page shows, or None when there is no such row."""
+    spec = store.spec(table)
+    with store.engine.connect() as conn:
+        row = store.read_row(conn, table, key)
+        if row is None:
+            return None
+        card = make_card(store, table, row, read_tables(store, conn))
+        history = conn.execute(
+            sa.select(audit)
+            .where(
+                audit.c.app == store.app.name,
+                audit.c.table_name == table,
+                audit.c.row_key == str(row[spec.key]),
+            )
+            .order_by(audit.c.id.desc())
+            .limit(AUDIT_LIMIT)
+        ).mappings()
+        entries = tuple(dict(e) for e in history)
+    return RowView(card, row, open_moves(spec, card.state, roles), entries)
+
+
+def editable_columns(spec: Table) -> Sequence[Column]:
+    """The columns a person may edit on a screen: not the key, the state, or a rule's column."""
+    state = spec.states.column if spec.states else None
+    return [c for c in spec.columns if c.ref not in (spec.key, state) and c.rules is None]

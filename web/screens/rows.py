@@ -1,0 +1,100 @@
+"""The row page: fields, the moves open to the user, the timed move it waits on, set aside or
+not, and its audit history. Moves and edits go through the write pipeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import render_template, request
+
+from core.errors import AdminiumError
+from core.store import Store
+from web.api import clock, parse_key
+from web.controlplane import app_store
+from web.errors import NotFound
+from web.models import App
+from web.screens import writing
+from web.screens.access import person, require_user, screen_app, screen_blueprint
+from web.screens.reading import editable_columns, read_row_view, states_of
+from web.screens.timed import set_aside_rows
+
+bp = screen_blueprint("rows", __name__)
+
+
+def row_key(store: Store, table: str, raw: str) -> Any:
+    """A key from the URL as its column's type; 404 when no row could have it."""
+    if table not in store.app.tables:
+        raise NotFound(f"no table {table!r}", {"table": table})
+    key = parse_key(store.spec(table), raw)
+    if key is None:
+        raise NotFound(f"no row {raw!r} in {table}", {"table": table, "key": raw})
+    return key
+
+
+def row_context(
+    app: App, table: str, raw: str, roles: frozenset[str], error: AdminiumError | None = None
+) -> dict[str, Any]:
+    """What the row page and its partial render."""
+    store = app_store(app)
+    key = row_key(store, table, raw)
+    view = read_row_view(store, table, key, roles)
+    if view is None:
+        raise NotFound(f"no row {raw!r} in {table}", {"table": table, "key": raw})
+    spec = store.spec(table)
+    return {
+        "app": app,
+        "connection": app.connection,
+        "zone": store.zone,
+        "view": view,
+        "spec": spec,
+        "states": list(states_of(spec)) if spec.states is not None else [],
+        "editable": editable_columns(spec),
+        "asides": set_aside_rows([store], table=table, key=str(view.card.key)),
+        "error": error,
+        "now": clock(),
+    }
+
+
+@bp.get("/apps/<connection>/<name>/<table>/<key>")
+def show_row(connection: str, name: str, table: str, key: str) -> str:
+    """The row page."""
+    app, roles = screen_app(connection, name)
+    return render_template("screens/row.html", **row_context(app, table, key, roles))
+
+
+@bp.get("/apps/<connection>/<name>/<table>/<key>/detail")
+def show_detail(connection: str, name: str, table: str, key: str) -> str:
+    """The row page's partial alone (what htmx and a reopened socket fetch)."""
+    app, roles = screen_app(connection, name)
+    return render_template("screens/_row.html", **row_context(app, table, key, roles))
+
+
+def _write_then_detail(connection: str, name: str, table: str, key: str, action: str) -> str:
+    """Make a screen's write, then answer the row's partial (with the refusal, if any)."""
+    app, roles = screen_app(connection, name)
+    store = app_store(app)
+    parsed = row_key(store, table, key)
+    actor = person(require_user(), roles)
+    error = None
+    try:
+        if action == "move":
+            writing.move(store, table, parsed, actor, request.form["to"], request.form.get("seen"))
+        else:
+            writing.edit(
+                store, table, parsed, actor, request.form["column"], request.form.get("value", "")
+            )
+    except AdminiumError as refused:
+        error = refused
+    return render_template("screens/_row.html", **row_context(app, table, key, roles, error))
+
+
+@bp.post("/apps/<connection>/<name>/<table>/<key>/move")
+def move_row(connection: str, name: str, table: str, key: str) -> str:
+    """Move the row by a listed move (an undo names the state the person saw)."""
+    return _write_then_detail(connection, name, table, key, "move")
+
+
+@bp.post("/apps/<connection>/<name>/<table>/<key>/edit")
+def edit_row(connection: str, name: str, table: str, key: str) -> str:
+    """Change one field of the row."""
+    return _write_then_detail(connection, name, table, key, "edit")

@@ -1,0 +1,178 @@
+"""What the clock will do to rows: the timed move a row waits on, pending moves, set-aside rows.
+
+Reads only; every write goes through `core.writes.write_row`. The due rows come from
+`core.due.find_due` (the sweep's own search), looked a horizon ahead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from core.due import Rule, find_due, moment_tables, timed_rules
+from core.moments import MomentContext, MomentValueError, Reading, Tables, resolve_moment
+from core.store import Row, Store
+from core.sweep_records import read_set_aside, recent_sweeps
+from core.sweep_records import set_aside as set_aside_table
+
+PENDING_HORIZON = timedelta(days=7)
+"""How far ahead the pending list looks."""
+PENDING_LIMIT = 200
+"""How many pending timed moves the list shows at most."""
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """The timed move a row waits on: its rule, the moment, and which fallback gave it."""
+
+    rule: Rule
+    reading: Reading
+
+    @property
+    def source(self) -> str:
+        """Which part of the moment answered, in words."""
+        if self.reading.fallback == 0:
+            return f"its own column {self.rule.timed.at.column}"
+        fallback = (self.rule.timed.at.or_ or [])[self.reading.fallback - 1]
+        return f"fallback {self.reading.fallback} (column {fallback.column})"
+
+
+@dataclass(frozen=True)
+class Aside:
+    """A row set aside now: its rule, the refusal (code, words), when it is tried again."""
+
+    rule: Rule
+    key: str
+    code: str
+    message: str
+    moment: datetime
+    until: datetime
+    row: Row
+
+    @property
+    def dom_id(self) -> str:
+        """The list item's stable id."""
+        return f"aside-{self.rule.table}-{self.key}"
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A timed move still to come (or due and not made yet): its rule, row and moment."""
+
+    rule: Rule
+    key: Any
+    moment: datetime
+    set_aside: bool
+
+
+def rules_of(store: Store, table: str) -> list[Rule]:
+    """The timed rules of one table."""
+    return [rule for rule in timed_rules(store) if rule.table == table]
+
+
+def waiting_on(rules: Sequence[Rule], row: Row, tables: Tables) -> Waiting | None:
+    """The timed move the row waits on (its state is a rule's `from`), if its moment answers."""
+    for rule in rules:
+        if row.get(rule.state_column) != rule.timed.from_:
+            continue
+        ctx = MomentContext(row=row, zone=rule.store.zone, tables=tables)
+        try:
+            reading = resolve_moment(rule.timed.at, ctx)
+        except MomentValueError:
+            return None
+        return Waiting(rule, reading) if reading is not None else None
+    return None
+
+
+def read_tables(store: Store, conn: Connection) -> Tables:
+    """The settings and hours tables the app's timed moves read."""
+    return moment_tables(store, conn)
+
+
+def pending_moves(stores: Sequence[Store], now: datetime) -> list[Pending]:
+    """The connection's timed moves within the horizon, next due first."""
+    if not stores:
+        return []
+    with stores[0].engine.connect() as conn:
+        records = read_set_aside(conn, [s.app.name for s in stores])
+        found = find_due(
+            conn, stores, now=now + PENDING_HORIZON, limit=PENDING_LIMIT, records=records
+        )
+    rows = sorted([*found.due, *found.passed_by], key=lambda d: (d.moment, str(d.key)))
+    return [
+        Pending(
+            d.rule,
+            d.key,
+            d.moment,
+            d.record is not None and d.record.until > now and d.record.moment == d.moment,
+        )
+        for d in rows[:PENDING_LIMIT]
+    ]
+
+
+def _rule_by_number(store: Store, table: str, number: int) -> Rule | None:
+    return next((r for r in rules_of(store, table) if r.number == number), None)
+
+
+def set_aside_rows(
+    stores: Sequence[Store], *, table: str | None = None, key: str | None = None
+) -> list[Aside]:
+    """The rows set aside now: still in `from`, their moment unchanged since (a fix took them)."""
+    found: list[Aside] = []
+    if not stores:
+        return found
+    by_app = {s.app.name: s for s in stores}
+    query = sa.select(set_aside_table).where(set_aside_table.c.app.in_(list(by_app)))
+    if table is not None:
+        query = query.where(set_aside_table.c.table_name == table)
+    if key is not None:
+        query = query.where(set_aside_table.c.row_key == key)
+    with stores[0].engine.connect() as conn:
+        records = list(conn.execute(query.order_by(set_aside_table.c.at)).mappings())
+        tables = {name: read_tables(s, conn) for name, s in by_app.items()}
+        for record in records:
+            aside = _still_aside(conn, by_app[record["app"]], record, tables[record["app"]])
+            if aside is not None:
+                found.append(aside)
+    return found
+
+
+def _still_aside(
+    conn: Connection, store: Store, record: Mapping[str, Any], tables: Tables
+) -> Aside | None:
+    """A set-aside record as shown, or None once its row left `from` or was re-dated."""
+    rule = _rule_by_number(store, record["table_name"], record["rule"])
+    if rule is None:
+        return None
+    row = store.read_row(conn, rule.table, store.coerce_key(rule.table, record["row_key"]))
+    if row is None:
+        return None
+    waiting = waiting_on([rule], row, tables)
+    if waiting is None or waiting.reading.at != record["moment"]:
+        return None
+    return Aside(
+        rule,
+        record["row_key"],
+        record["code"],
+        record["message"],
+        record["moment"],
+        record["until"],
+        row,
+    )
+
+
+def last_sweep(store: Store, connection: str) -> dict[str, Any] | None:
+    """The connection's latest sweep record, if any."""
+    with store.engine.connect() as conn:
+        found = recent_sweeps(conn, connection, limit=1)
+    return found[0] if found else None
+
+
+def keys_set_aside(asides: Iterable[Aside]) -> set[tuple[str, str]]:
+    """(table, key) of each row set aside."""
+    return {(a.rule.table, a.key) for a in asides}

@@ -1,0 +1,75 @@
+"""Times as the screens show them: on the venue's clock, and how long from now."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from flask import Flask
+
+VERBS = {
+    "cancelled": "cancels",
+    "canceled": "cancels",
+    "expired": "expires",
+    "closed": "closes",
+    "no_show": "no-show",
+}
+"""How a card names a timed move by where it goes ("cancels Fri 21:00")."""
+
+
+def full(instant: datetime | None, zone: ZoneInfo) -> str:
+    """An instant on the venue's clock with its date: `Fri 10 Jul 2026 21:00`."""
+    return "" if instant is None else instant.astimezone(zone).strftime("%a %d %b %Y %H:%M")
+
+
+def short(instant: datetime | None, zone: ZoneInfo) -> str:
+    """An instant on the venue's clock as a card shows it: `Fri 21:00`."""
+    return "" if instant is None else instant.astimezone(zone).strftime("%a %H:%M")
+
+
+def relative(instant: datetime | None, now: datetime) -> str:
+    """How far an instant is from `now`: `in 2 h 5 min`, `12 min ago`, `now`."""
+    if instant is None:
+        return ""
+    seconds = (instant - now).total_seconds()
+    span = _span(timedelta(seconds=abs(seconds)))
+    if span == "":
+        return "now"
+    return f"in {span}" if seconds > 0 else f"{span} ago"
+
+
+def _span(delta: timedelta) -> str:
+    """A duration in its two largest units, rounded down to the minute."""
+    minutes = int(delta.total_seconds() // 60)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    parts = [(days, "d"), (hours, "h"), (minutes, "min")]
+    shown = [f"{n} {unit}" for n, unit in parts if n][:2]
+    return " ".join(shown)
+
+
+def verb(to: str) -> str:
+    """A timed move's verb on a card: `cancels`, else `moves to <state>`."""
+    return VERBS.get(to, f"moves to {to}")
+
+
+def value(raw: object, zone: ZoneInfo) -> str:
+    """A column's value as a screen shows it (instants on the venue's clock)."""
+    if raw is None:
+        return "—"
+    if isinstance(raw, datetime):
+        return full(raw, zone) if raw.utcoffset() is not None else raw.isoformat(" ")
+    if isinstance(raw, date):
+        return raw.strftime("%a %d %b %Y")
+    if isinstance(raw, bool):
+        return "yes" if raw else "no"
+    return str(raw)
+
+
+def init_app(app: Flask) -> None:
+    """Make the helpers template filters."""
+    app.add_template_filter(full, "full")
+    app.add_template_filter(short, "short")
+    app.add_template_filter(relative, "relative")
+    app.add_template_filter(verb, "verb")
+    app.add_template_filter(value, "value")
