@@ -1,0 +1,255 @@
+"""What the screens show: the board's columns and cards on the venue's clock, the row page's
+moves, timed move and history, pending moves in order, and set-aside rows with their fixes."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from zoneinfo import ZoneInfo
+
+import pytest
+import sqlalchemy as sa
+from flask.testing import FlaskClient
+
+from core.manifest.model import load_app
+from core.store import Store
+from jobs.sweep import sweep_now
+from tests.integration.api_fixtures import Site
+from tests.integration.pipeline_fixtures import MANIFEST, at
+from tests.integration.screens_fixtures import (
+    add_order,
+    csrf_of,
+    forbid_cancel_with_note,
+    screens_site,
+    signed_in,
+)
+from web.models import db
+from web.screens.timed import rules_of, waiting_on
+
+pytestmark = pytest.mark.integration
+__all__ = ["screens_site", "signed_in"]
+
+BOARD = "/apps/venue/venue/orders"
+
+
+def column_of(html: str, state: str) -> str:
+    """The HTML of one board column's cards."""
+    found = re.search(
+        rf'<div class="cards" id="column-orders-{state}">(.*?)</div>\s*</section>', html, re.S
+    )
+    assert found is not None, f"no column {state}"
+    return found.group(1)
+
+
+def sweep(site: Site, when: str) -> None:
+    """Run the minute sweep of the venue at an instant written in UTC."""
+    with site.app.app_context():
+        sweep_now(db.session, "venue", now=at(when))
+
+
+def test_board_shows_a_column_per_state_and_when_the_clock_cancels(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    # Friday 10 July 2026, London on BST (UTC+1). The test clock reads 09:00 UTC = 10:00 BST.
+    # A 12:30 BST pickup (11:30 UTC) still placed is cancelled at Friday's closing, 21:00 BST
+    # (20:00 UTC): 11 hours after the clock's 10:00 BST.
+    placed = add_order(screens_site, at("2026-07-10 11:30"), note="board-case")
+    confirmed = add_order(
+        screens_site, at("2026-07-10 11:30"), status="confirmed", note="board-case"
+    )
+    page = signed_in("staff").get(BOARD).text
+    for state in ("placed", "confirmed", "ready", "cancelled", "refunded"):
+        assert f'id="column-orders-{state}"' in page
+    card = re.search(rf'<article class="card" id="row-orders-{placed}".*?</article>', page, re.S)
+    assert card is not None
+    assert "cancels Fri 21:00" in card.group(0)
+    assert "in 11 h" in card.group(0)
+    assert f'id="row-orders-{placed}"' in column_of(page, "placed")
+    assert f'id="row-orders-{confirmed}"' in column_of(page, "confirmed")
+    # No timed move leaves `confirmed` in this app: its card says nothing of one.
+    other = re.search(rf'id="row-orders-{confirmed}".*?</article>', page, re.S)
+    assert other is not None and "cancels" not in other.group(0)
+    assert page.count("Europe/London") == 1
+
+
+def test_active_search_answers_the_board_partial_filtered(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    wanted = add_order(screens_site, at("2026-07-10 11:30"), note="needle-42")
+    other = add_order(screens_site, at("2026-07-10 11:30"), note="haystack")
+    answer = signed_in("staff").get(f"{BOARD}?q=needle-42", headers={"HX-Request": "true"})
+    assert answer.text.lstrip().startswith('<section id="board-orders"')
+    assert "<html" not in answer.text
+    assert f'id="row-orders-{wanted}"' in answer.text
+    assert f'id="row-orders-{other}"' not in answer.text
+    # The socket the new board opens carries the search, so pushes keep to it.
+    assert "q=needle-42" in answer.text
+
+
+@pytest.mark.parametrize(
+    ("user", "shows_refund"),
+    [("manager", True), ("staff", False)],
+    ids=["manager-sees-kept-move", "staff-does-not"],
+)
+def test_row_page_offers_the_moves_open_to_the_user_and_undo_asks_what_was_seen(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient], user: str, shows_refund: bool
+) -> None:
+    key = add_order(screens_site, at("2026-07-10 11:30"), status="confirmed")
+    page = signed_in(user).get(f"{BOARD}/{key}").text
+    assert "Move to ready" in page
+    assert ("Move to refunded" in page) is shows_refund
+    assert "Undo to placed" in page
+    assert "Which state did you see?" in page
+
+
+def test_undo_naming_the_wrong_state_is_refused_on_the_page(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    key = add_order(screens_site, at("2026-07-10 11:30"), status="confirmed")
+    client = signed_in("manager")
+    token = csrf_of(client.get(f"{BOARD}/{key}").text)
+    answer = client.post(
+        f"{BOARD}/{key}/move",
+        data={"to": "placed", "seen": "ready"},
+        headers={"X-CSRFToken": token, "HX-Request": "true"},
+    )
+    assert "STATE_CHANGED" in answer.text
+    assert screens_site.row("orders", key)["status"] == "confirmed"
+    answer = client.post(
+        f"{BOARD}/{key}/move",
+        data={"to": "placed", "seen": "confirmed"},
+        headers={"X-CSRFToken": token, "HX-Request": "true"},
+    )
+    assert screens_site.row("orders", key)["status"] == "placed"
+
+
+def test_row_page_shows_the_waiting_timed_move_then_the_clock_in_its_history(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    # Pickup Thursday 9 July 2026 12:30 BST: cancelled at Thursday's 21:00 BST = 20:00 UTC.
+    key = add_order(screens_site, at("2026-07-09 11:30"))
+    client = signed_in("staff")
+    page = client.get(f"{BOARD}/{key}").text
+    assert "placed → cancelled at" in page
+    assert "Thu 09 Jul 2026 21:00" in page
+    assert "read from its own column pickup_at" in page
+    assert "Not set aside." in page
+    sweep(screens_site, "2026-07-09 20:01")
+    page = client.get(f"{BOARD}/{key}").text
+    assert '<span class="actor clock">Timed move</span>' in page
+    assert "moved placed → cancelled" in page
+    assert "No timed move waits on this row." in page
+
+
+def test_waiting_move_names_the_fallback_that_gave_its_moment() -> None:
+    manifest = copy.deepcopy(MANIFEST)
+    rule = manifest["tables"]["tickets"]["states"]["timed"][0]
+    rule["at"] = {"column": "offer_until", "or": [{"column": "valid_to"}]}
+    store = Store(sa.create_engine("postgresql+psycopg://"), load_app(manifest), ZoneInfo("UTC"))
+    row = {"status": "offered", "offer_until": None, "valid_to": at("2026-07-10 18:00")}
+    waiting = waiting_on(rules_of(store, "tickets"), row, {})
+    assert waiting is not None
+    assert waiting.reading.at == at("2026-07-10 18:00")
+    assert waiting.source == "fallback 1 (column valid_to)"
+
+
+def test_pending_lists_timed_moves_next_due_first(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    # Clock 09:00 UTC Fri 10 July. Saturday's pickup cancels Sat 21:00 BST, Friday's at Fri
+    # 21:00 BST: Friday's first though it was added second.
+    later = add_order(screens_site, at("2026-07-11 11:30"), note="pending-case")
+    sooner = add_order(screens_site, at("2026-07-10 12:30"), note="pending-case")
+    page = signed_in("staff").get("/connections/venue/pending").text
+    assert page.index(f'id="pending-orders-{sooner}"') < page.index(f'id="pending-orders-{later}"')
+    line = re.search(rf'id="pending-orders-{later}".*?</tr>', page, re.S)
+    assert line is not None
+    # Sat 21:00 BST is 20:00 UTC Saturday: 35 hours after Friday 09:00 UTC.
+    assert "Sat 11 Jul 2026 21:00" in line.group(0)
+    assert "in 1 d 11 h" in line.group(0)
+    assert "rule 1: placed → cancelled" in line.group(0)
+
+
+@pytest.fixture
+def aside_order(screens_site: Site) -> int:
+    """An order the sweep set aside: the venue's database refuses cancelling it (its note)."""
+    forbid_cancel_with_note(screens_site)
+    key = add_order(screens_site, at("2026-07-08 11:30"), note="allergy: nuts")
+    # Wednesday 8 July closes 21:00 BST = 20:00 UTC; swept a minute later, refused.
+    sweep(screens_site, "2026-07-08 20:01")
+    yield key
+    with screens_site.store().engine.begin() as conn:
+        conn.execute(sa.text("ALTER TABLE public.orders DROP CONSTRAINT ck_cancelled_without_note"))
+        conn.execute(sa.text("UPDATE public.orders SET note = NULL WHERE status = 'placed'"))
+        conn.execute(sa.text("DELETE FROM adminium.set_aside"))
+
+
+def test_set_aside_list_shows_the_refusal_in_words_and_code(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient], aside_order: int
+) -> None:
+    page = signed_in("staff").get("/connections/venue/set-aside").text
+    item = re.search(rf'<li class="aside" id="aside-orders-{aside_order}".*?</li>', page, re.S)
+    assert item is not None
+    text = item.group(0)
+    assert "VALUE_REFUSED" in text
+    assert "ck_cancelled_without_note" in text
+    # Set aside at 20:01 UTC for an hour: tried again at 21:01 UTC = 22:01 BST.
+    assert "Tried again Wed 08 Jul 2026 22:01" in text
+    assert "Move to confirmed" in text
+    assert "Try again now" in text
+
+
+def fix(client: FlaskClient, key: int, action: str, **form: str) -> str:
+    """Post one of the set-aside fixes as htmx does; the answer's HTML."""
+    token = csrf_of(client.get("/connections/venue/set-aside").text)
+    answer = client.post(
+        f"/connections/venue/set-aside/venue/orders/{key}/{action}",
+        data=form,
+        headers={"X-CSRFToken": token, "HX-Request": "true"},
+    )
+    assert answer.status_code == 200
+    return answer.text
+
+
+def test_moved_by_hand_leaves_the_list(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient], aside_order: int
+) -> None:
+    client = signed_in("staff")
+    assert fix(client, aside_order, "move", to="confirmed", seen="placed").strip() == ""
+    assert screens_site.row("orders", aside_order)["status"] == "confirmed"
+    assert f"aside-orders-{aside_order}" not in client.get("/connections/venue/set-aside").text
+
+
+def test_fixed_field_then_try_again_now_moves_it_and_it_leaves(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient], aside_order: int
+) -> None:
+    client = signed_in("staff")
+    # The field is fixed, but the row stays set aside until it is tried again.
+    still = fix(client, aside_order, "edit", column="note", value="")
+    assert f'id="aside-orders-{aside_order}"' in still
+    assert fix(client, aside_order, "retry").strip() == ""
+    row = screens_site.row("orders", aside_order)
+    assert (row["status"], row["cancel_code"]) == ("cancelled", "closed")
+    assert screens_site.audit()[-1]["actor"] == "Timed move"
+
+
+def test_try_again_now_refused_again_stays_with_the_refusal(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient], aside_order: int
+) -> None:
+    answer = fix(signed_in("staff"), aside_order, "retry")
+    assert f'id="aside-orders-{aside_order}"' in answer
+    assert "VALUE_REFUSED" in answer
+    assert screens_site.row("orders", aside_order)["status"] == "placed"
+
+
+def test_new_moment_leaves_the_list_until_it_passes(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient], aside_order: int
+) -> None:
+    # Re-dated to Saturday 11 July 12:30 on the venue's clock (BST): due again at Sat 21:00.
+    answer = fix(
+        signed_in("staff"), aside_order, "edit", column="pickup_at", value="2026-07-11T12:30"
+    )
+    assert answer.strip() == ""
+    row = screens_site.row("orders", aside_order)
+    assert row["pickup_at"] == at("2026-07-11 11:30")
