@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+import signal
+import urllib.parse
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from http.cookiejar import CookieJar
 from typing import Any
 
 import psycopg
@@ -15,6 +20,12 @@ from psycopg import sql
 from adminium.demo import DEMO_APPS, DEMO_EMAIL, DEMO_PASSWORD, install_demo
 from core.sample_marks import sample_rows
 from core.sweep import sweep_connection
+from tests.integration.test_procfile import (  # noqa: F401  (fixtures)
+    Launch,
+    instance_folder,
+    launch,
+    wait_for,
+)
 from web import controlplane
 from web.models import Connection
 
@@ -101,3 +112,27 @@ def test_timed_moves_happen_in_the_demo_first_minutes(demo: dict[str, Any]) -> N
     assert rows["hotel.stays"][4]["status"] == "no_show"
     # Still sample data, whatever the clock did.
     assert ("takeaway", "orders", "1", NOW) in rows["marks"]
+
+
+def test_run_from_a_clean_instance_serves_the_demo_board(
+    launch: Callable[[], Launch],  # noqa: F811
+) -> None:
+    running = launch()
+    running.wait_until_up()
+    running.note_processes()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
+    base = f"http://127.0.0.1:{running.port}"
+    with opener.open(f"{base}/signin", timeout=10) as reply:
+        page = reply.read().decode()
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert token is not None, page
+    fields = {"email": DEMO_EMAIL, "password": DEMO_PASSWORD, "csrf_token": token.group(1)}
+    form = urllib.parse.urlencode(fields).encode()
+    with opener.open(f"{base}/signin", data=form, timeout=10) as reply:
+        assert reply.status == 200, running.log_tail()
+    with opener.open(f"{base}/apps/demo/takeaway/orders", timeout=10) as reply:
+        board = reply.read().decode()
+    # The sample's customers' orders are on the board.
+    assert "3 x dumplings" in board, running.log_tail()
+    assert running.stop(signal.SIGINT, group=True) in (0, 130)
+    wait_for("every process of the run to stop", lambda: not running.leftovers())
