@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import psycopg
 import pytest
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
+from psycopg import sql
 
+from tests.conftest import database_url_for
 from tests.integration.pipeline_fixtures import HOURS, MANIFEST, SETTINGS, at
 from web import create_app
 from web.api import lookup_app
@@ -154,13 +159,48 @@ def build_site(control_url: str, venue_url: str, redis_url: str) -> Site:
     return site
 
 
+@contextmanager
+def installed_site(server_url: str, redis_url: str) -> Iterator[Site]:
+    """A site on two new databases of the test server, dropped afterwards."""
+    names = [f"adm_test_{uuid.uuid4().hex[:12]}" for _ in range(2)]
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        for name in names:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    control_url, venue_url = (database_url_for(server_url, name) for name in names)
+    try:
+        built = build_site(control_url, venue_url, redis_url)
+        yield built
+        with built.app.app_context():
+            db.engine.dispose()
+    finally:
+        for url in (control_url, venue_url):
+            engine_for(url).dispose()
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            for name in names:
+                conn.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                )
+
+
+@pytest.fixture(scope="module")
+def shared_site(server_database_url: str, redis_url: str) -> Iterator[Site]:
+    """One site per test module: making databases is the slow part, and tests add own rows."""
+    with installed_site(server_database_url, redis_url) as built:
+        yield built
+
+
 @pytest.fixture
-def site(make_database: Callable[[], str], redis_url: str) -> Iterator[Site]:
-    """The web app with the venue app, on fresh databases."""
-    control_url = make_database()
-    built = build_site(control_url, make_database(), redis_url)
-    yield built
-    with built.app.app_context():
-        db.engine.dispose()
-    for url in (control_url, built.venue_url):
-        engine_for(url).dispose()
+def site(shared_site: Site) -> Site:
+    """The module's site, its clock and settings as a test expects to find them."""
+    shared_site.clock.now = Clock().now
+    store = shared_site.store()
+    with store.engine.begin() as conn:
+        conn.execute(store.table("settings").update().values(**SETTINGS))
+    return shared_site
+
+
+@pytest.fixture
+def fresh_site(server_database_url: str, redis_url: str) -> Iterator[Site]:
+    """A site of its own, for a test that changes the control plane."""
+    with installed_site(server_database_url, redis_url) as built:
+        yield built

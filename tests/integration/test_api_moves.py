@@ -15,13 +15,20 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from tests.integration.api_fixtures import Site, api_manifest, rows_path, site
+from tests.integration.api_fixtures import (
+    Site,
+    api_manifest,
+    fresh_site,
+    rows_path,
+    shared_site,
+    site,
+)
 from tests.integration.pipeline_fixtures import at
 from tests.integration.test_api_rows import new_order, refusal
 from web.controlplane import add_app, add_connection, add_user, engine_for
 from web.models import db
 
-__all__ = ["site"]  # fixtures
+__all__ = ["fresh_site", "shared_site", "site"]  # fixtures
 
 pytestmark = pytest.mark.integration
 
@@ -211,8 +218,9 @@ def test_a_setting_condition_unmet_is_409(site: Site) -> None:
 
 
 @pytest.fixture
-def limited(site: Site) -> Iterator[str]:
+def limited(fresh_site: Site) -> Iterator[str]:
     """A second connection to the venue's database through a role that may update few columns."""
+    site = fresh_site
     role = f"adm_api_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(site.venue_url, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
@@ -239,7 +247,8 @@ def limited(site: Site) -> Iterator[str]:
             conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
 
 
-def test_a_column_the_connections_role_may_not_write_is_403(site: Site, limited: str) -> None:
+def test_a_column_the_connections_role_may_not_write_is_403(fresh_site: Site, limited: str) -> None:
+    site = fresh_site
     key = new_order(site)
     path = f"/api/apps/limited/venue/tables/orders/rows/{key}"
     answer = site.client.patch(

@@ -23,10 +23,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.integration.api_fixtures import Site, build_site
+from tests.integration.api_fixtures import Site, installed_site
 from tests.integration.pipeline_fixtures import at
-from web.controlplane import engine_for
-from web.models import db
 from web.openapi import document
 
 pytestmark = pytest.mark.integration
@@ -46,20 +44,15 @@ CHECKS = [
 ]
 
 
-@pytest.fixture
-def fuzzed_site(make_database: Any, redis_url: str) -> Iterator[Site]:
-    """The venue installed, with a few rows for generated requests to land on."""
-    control_url, venue_url = make_database(), make_database()
-    site = build_site(control_url, venue_url, redis_url)
-    event = site.insert("events", doors_at=at("2026-07-10 18:00"))
-    for n in range(3):
-        site.insert("orders", status="placed", pickup_at=at("2026-07-10 11:30"))
-        site.insert("tickets", event_id=event, status="valid", link_token=f"tk-000000000000{n}")
-    yield site
-    with site.app.app_context():
-        db.engine.dispose()
-    for url in (control_url, venue_url):
-        engine_for(url).dispose()
+@pytest.fixture(scope="module")
+def fuzzed_site(server_database_url: str, redis_url: str) -> Iterator[Site]:
+    """The venue installed once for the run, with a few rows for requests to land on."""
+    with installed_site(server_database_url, redis_url) as site:
+        event = site.insert("events", doors_at=at("2026-07-10 18:00"))
+        for n in range(3):
+            site.insert("orders", status="placed", pickup_at=at("2026-07-10 11:30"))
+            site.insert("tickets", event_id=event, status="valid", link_token=f"tk-000000000000{n}")
+        yield site
 
 
 def cases(operation: Any) -> st.SearchStrategy[Any]:

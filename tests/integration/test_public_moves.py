@@ -6,35 +6,47 @@ London is on BST (UTC+1) from 29 March to 25 October 2026, when the clocks go ba
 
 from __future__ import annotations
 
+import uuid
 from datetime import date, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from werkzeug.test import TestResponse
 
-from tests.integration.api_fixtures import Site, rows_path, site
+from tests.integration.api_fixtures import Site, rows_path, shared_site, site
 from tests.integration.pipeline_fixtures import at
 from web.errors import PUBLIC_NOT_FOUND
 
-__all__ = ["site"]  # fixtures
+__all__ = ["shared_site", "site"]  # fixtures
 
 pytestmark = pytest.mark.integration
 
-CODE = "tk-0123456789abc"  # 16 characters, as tickets.link_token's rule makes them
-STAY_CODE = "stay-code-01"  # 12 characters
 
 # The event's doors open at 18:00 UTC (19:00 BST) on Friday 10 July 2026.
 DOORS = at("2026-07-10 18:00")
 
 
-def ticket(site: Site, sale_from: datetime | None, **values: Any) -> int:
-    """A valid ticket with the link code CODE, for an event whose doors open at DOORS."""
+class Ticket(NamedTuple):
+    """A ticket seeded for a test: its key and its link code."""
+
+    key: int
+    code: str
+
+
+def new_code(length: int) -> str:
+    """A link code no other row of the module holds."""
+    return uuid.uuid4().hex[:length]
+
+
+def ticket(site: Site, sale_from: datetime | None, **values: Any) -> Ticket:
+    """A valid ticket with a link code of its own, for an event whose doors open at DOORS."""
     event = site.insert("events", doors_at=DOORS)
-    row = {"event_id": event, "status": "valid", "sale_from": sale_from, "link_token": CODE}
-    return site.insert("tickets", **{**row, **values})  # type: ignore[no-any-return]
+    code = new_code(16)
+    row = {"event_id": event, "status": "valid", "sale_from": sale_from, "link_token": code}
+    return Ticket(site.insert("tickets", **{**row, **values}), code)
 
 
-def guest_move(site: Site, to: str, code: str = CODE, table: str = "tickets", **body: Any) -> Any:
+def guest_move(site: Site, to: str, code: str, table: str = "tickets", **body: Any) -> Any:
     """A guest's move by link code."""
     return site.client.post(f"/public/venue/venue/{table}/{code}/moves", json={"to": to, **body})
 
@@ -52,8 +64,8 @@ def instants(params: dict[str, str]) -> dict[str, datetime]:
 
 
 def test_a_guest_reads_only_the_public_fields(site: Site) -> None:
-    ticket(site, at("2026-07-10 09:00"), pending_email="friend@example.test")
-    answer = site.client.get(f"/public/venue/venue/tickets/{CODE}")
+    made = ticket(site, at("2026-07-10 09:00"), pending_email="friend@example.test")
+    answer = site.client.get(f"/public/venue/venue/tickets/{made.code}")
     assert answer.status_code == 200
     assert answer.json == {
         "row": {
@@ -70,21 +82,22 @@ def test_a_guest_reads_only_the_public_fields(site: Site) -> None:
     [
         pytest.param("/public/venue/venue/tickets/tk-unknown-code-", id="unknown_code"),
         pytest.param("/public/venue/venue/tickets/short", id="wrong_length"),
-        pytest.param(f"/public/venue/venue/orders/{CODE}", id="table_without_code"),
-        pytest.param(f"/public/venue/venue/nope/{CODE}", id="unknown_table"),
-        pytest.param(f"/public/venue/nope/tickets/{CODE}", id="unknown_app"),
-        pytest.param(f"/public/nope/venue/tickets/{CODE}", id="unknown_connection"),
+        pytest.param("/public/venue/venue/orders/{code}", id="table_without_code"),
+        pytest.param("/public/venue/venue/nope/{code}", id="unknown_table"),
+        pytest.param("/public/venue/nope/tickets/{code}", id="unknown_app"),
+        pytest.param("/public/nope/venue/tickets/{code}", id="unknown_connection"),
         pytest.param("/public/venue/venue", id="no_table_no_code"),
     ],
 )
 def test_anything_but_a_live_code_is_the_same_404(site: Site, path: str) -> None:
-    ticket(site, None)
+    # A live code, in the wrong place: it opens nothing there.
+    path = path.format(code=ticket(site, None).code)
     for answer in (site.client.get(path), site.client.post(path + "/moves", json={"to": "x"})):
         assert (answer.status_code, answer.json) == (404, PUBLIC_NOT_FOUND)
 
 
 def test_a_renewed_code_opens_nothing(site: Site) -> None:
-    key = ticket(site, at("2026-07-10 09:00"))
+    key, code = ticket(site, at("2026-07-10 09:00"))
     # Staff give the ticket to a friend: pending_email changes, so the link code renews.
     answer = site.client.patch(
         rows_path("tickets", key),
@@ -92,10 +105,10 @@ def test_a_renewed_code_opens_nothing(site: Site) -> None:
         headers=site.headers("staff"),
     )
     renewed = answer.json["row"]["link_token"]
-    assert len(renewed) == 16 and renewed != CODE
-    old = site.client.get(f"/public/venue/venue/tickets/{CODE}")
+    assert len(renewed) == 16 and renewed != code
+    old = site.client.get(f"/public/venue/venue/tickets/{code}")
     assert (old.status_code, old.json) == (404, PUBLIC_NOT_FOUND)
-    moved = guest_move(site, "returned", CODE)
+    moved = guest_move(site, "returned", code)
     assert (moved.status_code, moved.json) == (404, PUBLIC_NOT_FOUND)
     assert site.client.get(f"/public/venue/venue/tickets/{renewed}").status_code == 200
 
@@ -103,17 +116,17 @@ def test_a_renewed_code_opens_nothing(site: Site) -> None:
 # `returned` is open to the public after sale_from plus one hour and before the event's
 # doors (a linked row). sale_from 09:00 UTC (10:00 BST): the move opens at 10:00 UTC.
 def test_too_early_names_when_it_opens_and_the_time_it_counts_from(site: Site) -> None:
-    key = ticket(site, at("2026-07-10 09:00"))
+    key, code = ticket(site, at("2026-07-10 09:00"))
     site.clock.now = at("2026-07-10 09:59")
-    params = refusal(guest_move(site, "returned"), "PUBLIC_TOO_EARLY", 409)
+    params = refusal(guest_move(site, "returned", code), "PUBLIC_TOO_EARLY", 409)
     assert instants(params) == {"from": at("2026-07-10 10:00"), "at": at("2026-07-10 09:00")}
     assert site.row("tickets", key)["status"] == "valid"
 
 
 def test_a_guest_move_opens_at_its_moment_and_is_audited_as_public(site: Site) -> None:
-    key = ticket(site, at("2026-07-10 09:00"))
+    key, code = ticket(site, at("2026-07-10 09:00"))
     site.clock.now = at("2026-07-10 10:00")
-    answer = guest_move(site, "returned")
+    answer = guest_move(site, "returned", code)
     assert answer.status_code == 200
     assert answer.json == {
         "row": {"status": "returned", "sale_from": "2026-07-10T09:00:00+00:00", "valid_to": None},
@@ -135,9 +148,9 @@ def test_a_guest_move_opens_at_its_moment_and_is_audited_as_public(site: Site) -
 def test_a_window_closed_without_a_time_to_name(
     site: Site, sale_from: datetime | None, now: str
 ) -> None:
-    key = ticket(site, sale_from)
+    key, code = ticket(site, sale_from)
     site.clock.now = at(now)
-    assert refusal(guest_move(site, "returned"), "PUBLIC_TOO_LATE", 409) == {}
+    assert refusal(guest_move(site, "returned", code), "PUBLIC_TOO_LATE", 409) == {}
     assert site.row("tickets", key)["status"] == "valid"
 
 
@@ -150,9 +163,9 @@ def test_a_window_closed_without_a_time_to_name(
     ],
 )
 def test_a_window_closed_by_the_rows_own_time_names_it(site: Site, now: str, refused: bool) -> None:
-    ticket(site, None, status="offered", valid_to=at("2026-07-10 20:00"))
+    made = ticket(site, None, status="offered", valid_to=at("2026-07-10 20:00"))
     site.clock.now = at(now)
-    answer = guest_move(site, "returned")
+    answer = guest_move(site, "returned", made.code)
     if refused:
         params = refusal(answer, "PUBLIC_TOO_LATE", 409)
         assert instants(params) == {"at": at("2026-07-10 20:00")}
@@ -160,10 +173,11 @@ def test_a_window_closed_by_the_rows_own_time_names_it(site: Site, now: str, ref
         assert answer.json["row"]["status"] == "returned"
 
 
-def stay(site: Site) -> int:
-    """A booked stay arriving Sunday 25 October 2026, with the guest code STAY_CODE."""
-    row = {"status": "booked", "arrive": date(2026, 10, 25), "guest_code": STAY_CODE}
-    return site.insert("stays", **row)  # type: ignore[no-any-return]
+def stay(site: Site) -> tuple[int, str]:
+    """A booked stay arriving Sunday 25 October 2026, with a guest code; its key and code."""
+    code = new_code(12)
+    row = {"status": "booked", "arrive": date(2026, 10, 25), "guest_code": code}
+    return site.insert("stays", **row), code
 
 
 # `withdrawn` is refused to guests within 24 hours of 15:00 on the arrival day. The clocks
@@ -180,9 +194,9 @@ def stay(site: Site) -> int:
 def test_a_late_move_refused_to_guests_names_the_moment(
     site: Site, now: str, refused: bool
 ) -> None:
-    key = stay(site)
+    key, code = stay(site)
     site.clock.now = at(now)
-    answer = guest_move(site, "withdrawn", STAY_CODE, "stays")
+    answer = guest_move(site, "withdrawn", code, "stays")
     if refused:
         params = refusal(answer, "PUBLIC_TOO_LATE", 409)
         assert instants(params) == {"at": at("2026-10-25 15:00")}
@@ -207,14 +221,14 @@ def test_a_late_move_refused_to_guests_names_the_moment(
 def test_moves_not_open_to_the_public_tell_nothing_more(
     site: Site, to: str, code: str, status: int
 ) -> None:
-    ticket(site, at("2026-07-10 09:00"))
-    assert refusal(guest_move(site, to), code, status) == {}
+    made = ticket(site, at("2026-07-10 09:00"))
+    assert refusal(guest_move(site, to, made.code), code, status) == {}
 
 
 def test_a_guest_sends_only_public_fields(site: Site) -> None:
-    ticket(site, at("2026-07-10 09:00"))
+    made = ticket(site, at("2026-07-10 09:00"))
     site.clock.now = at("2026-07-10 10:00")
-    answer = guest_move(site, "returned", values={"pending_email": "me@example.test"})
+    answer = guest_move(site, "returned", made.code, values={"pending_email": "me@example.test"})
     assert refusal(answer, "COLUMN_READ_ONLY", 422) == {}
 
 
@@ -222,8 +236,8 @@ def test_a_guest_sends_only_public_fields(site: Site) -> None:
     "body", [pytest.param(b"{}", id="no_to"), pytest.param(b'{"to": 1}', id="to_not_text")]
 )
 def test_a_guest_body_out_of_shape_is_400(site: Site, body: bytes) -> None:
-    ticket(site, None)
+    made = ticket(site, None)
     answer = site.client.post(
-        f"/public/venue/venue/tickets/{CODE}/moves", data=body, content_type="application/json"
+        f"/public/venue/venue/tickets/{made.code}/moves", data=body, content_type="application/json"
     )
     assert refusal(answer, "INVALID_REQUEST", 400) == {}
