@@ -1,0 +1,123 @@
+"""The live socket: a signed-in board hears a timed move at once; signed out is refused;
+a failed server side closes with a code the ws extension reconnects on."""
+
+from __future__ import annotations
+
+import http.client
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from flask.testing import FlaskClient
+from simple_websocket import Client
+from werkzeug.serving import make_server
+
+from jobs.sweep import sweep_now
+from tests.integration.api_fixtures import Site
+from tests.integration.pipeline_fixtures import at
+from tests.integration.screens_fixtures import add_order, screens_site, signed_in
+from web import live
+from web.models import db
+
+pytestmark = pytest.mark.integration
+__all__ = ["screens_site", "signed_in"]
+
+BOARD_SOCKET = "/live?screen=board&connection=venue&app=venue&table=orders&q=&state="
+
+
+@pytest.fixture(scope="module")
+def base_url(screens_site: Site) -> Iterator[str]:
+    """The site served by a real threaded server (websockets need one)."""
+    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+def cookie_of(client: FlaskClient) -> str:
+    """The session cookie header of a signed-in test client."""
+    cookie = client.get_cookie("session")
+    assert cookie is not None
+    return f"session={cookie.value}"
+
+
+def test_open_board_hears_the_timed_move_within_a_second(
+    screens_site: Site,
+    signed_in: Callable[[str], FlaskClient],
+    base_url: str,
+    redis_url: str,
+) -> None:
+    # Pickup Tue 7 July 12:30 BST: cancelled at 21:00 BST = 20:00 UTC; swept at 20:01 UTC.
+    key = add_order(screens_site, at("2026-07-07 11:30"))
+    socket = Client.connect(
+        f"ws://{base_url}{BOARD_SOCKET}", headers={"Cookie": cookie_of(signed_in("staff"))}
+    )
+    client = redis.Redis.from_url(redis_url)
+    try:
+        started = time.monotonic()
+        with screens_site.app.app_context():
+            report = sweep_now(db.session, "venue", now=at("2026-07-07 20:01"), redis_client=client)
+        assert [d.key for d in report.moved] == [key]
+        message = ""
+        while f"row-orders-{key}" not in message:
+            message = socket.receive(timeout=1.0) or ""
+            assert time.monotonic() - started < 1.0, "no push within a second of the move"
+    finally:
+        socket.close()
+        client.close()
+    assert f'<div id="row-orders-{key}" hx-swap-oob="delete"></div>' in message
+    assert 'hx-swap-oob="afterbegin:#column-orders-cancelled"' in message
+    assert f'<article class="card" id="row-orders-{key}" data-state="cancelled">' in message
+    assert 'id="count-orders-cancelled" hx-swap-oob="true"' in message
+
+
+def test_signed_out_socket_is_refused_before_the_handshake(base_url: str) -> None:
+    # A browser's opening handshake, sent by hand: refused with 403, never upgraded (101).
+    host, port = base_url.split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+    try:
+        conn.request(
+            "GET",
+            BOARD_SOCKET,
+            headers={
+                "Upgrade": "websocket",
+                "Connection": "Upgrade",
+                "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+                "Sec-WebSocket-Version": "13",
+            },
+        )
+        assert conn.getresponse().status == 403
+    finally:
+        conn.close()
+
+
+class FakeSocket:
+    """A socket that records how it was closed."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.closed: tuple[Any, Any] | None = None
+
+    def send(self, data: str) -> None:
+        self.sent.append(data)
+
+    def close(self, reason: Any = None, message: Any = None) -> None:
+        self.closed = (reason, message)
+
+
+def test_a_failed_server_side_closes_with_1011_which_the_ws_extension_retries() -> None:
+    inbox: queue.Queue[object] = queue.Queue()
+    inbox.put("<div id='x'></div>")
+    inbox.put(live._CLOSE)
+    fake = FakeSocket()
+    live.serve(fake, inbox, lambda: fake.closed is None)
+    assert fake.sent == ["<div id='x'></div>"]
+    assert fake.closed is not None and fake.closed[0] == 1011
+    # The vendored extension reconnects on these codes only (static/vendor/ws.js).
+    assert "[1006, 1011, 1012, 1013]" in Path("static/vendor/ws.js").read_text()
