@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flask import current_app, g, request
+from flask import Flask, current_app, g, request
 
 from web.controlplane import user_by_token
 from web.errors import Forbidden, Unauthorized
@@ -21,10 +21,9 @@ SessionLoader = Callable[[], User | None]
 _EXTENSION = "adminium.session_loader"
 
 
-def register_session_loader(app_or_none: object, loader: SessionLoader) -> None:
+def register_session_loader(app: Flask, loader: SessionLoader) -> None:
     """Let the API also know the person signed in to the screens (the screens' hook)."""
-    current = app_or_none if app_or_none is not None else current_app
-    current.extensions[_EXTENSION] = loader  # type: ignore[attr-defined]
+    app.extensions[_EXTENSION] = loader
 
 
 def bearer_token() -> str | None:

@@ -8,11 +8,14 @@ from typing import Any
 
 import pytest
 import redis
+from sqlalchemy import select
 from werkzeug.test import TestResponse
 
 from adminium.events import events_channel
 from tests.integration.api_fixtures import Site, rows_path, shared_site, site
 from tests.integration.pipeline_fixtures import at
+from web.auth import register_session_loader
+from web.models import User, db
 
 __all__ = ["shared_site", "site"]  # fixtures
 
@@ -256,3 +259,16 @@ def test_the_clock_config_must_be_aware(site: Site) -> None:
     site.clock.now = datetime(2026, 7, 10, 9, 0)
     with pytest.raises(ValueError, match="aware"):
         site.client.post(rows_path("orders"), json={"values": {}}, **_as(site))
+
+
+def test_the_screens_session_hook_signs_in_without_a_token(site: Site) -> None:
+    with site.app.app_context():
+        manager = db.session.scalar(select(User).where(User.email == "manager@venue.test"))
+    register_session_loader(site.app, lambda: db.session.get(User, manager.id))
+    try:
+        assert site.client.get(rows_path("orders")).status_code == 200
+        # A token sent is the only thing judged: a wrong one is not rescued by the session.
+        bad = {"Authorization": "Bearer not-a-token"}
+        refusal(site.client.get(rows_path("orders"), headers=bad), "UNAUTHORIZED", 401)
+    finally:
+        site.app.extensions.pop("adminium.session_loader")
