@@ -24,7 +24,6 @@ from core.manifest.model import Moment, RowTime, Shift, Timed
 from core.moments import MomentContext, MomentValueError, Tables, apply_shift, resolve_moment
 from core.store import Store
 from core.sweep_records import RecordKey, SetAside
-from core.timing import reads_of
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +84,9 @@ def timed_rules(store: Store) -> list[Rule]:
 
 
 def moment_tables(store: Store, conn: Connection) -> Tables:
-    """The settings and hours tables the app's timed moves read: read once per sweep."""
-    reads = reads_of([rule.timed.at for rule in timed_rules(store)])
-    return store.tables_for_moments(conn, reads.tables) if reads.tables else {}
+    """The settings and hours tables the app reads (its timed moves' moments, and what the
+    moves they make wait for): read once per sweep, and handed to each write."""
+    return store.tables_for_moments(conn) if timed_rules(store) else {}
 
 
 # --- streams --------------------------------------------------------------------

@@ -25,6 +25,7 @@ from core.actors import Actor
 from core.due import Due, find_due, moment_tables, timed_rules
 from core.errors import AdminiumError, RowNotDue
 from core.fence import Fence
+from core.moments import Tables
 from core.store import Store
 from core.sweep_records import (
     SET_ASIDE_FOR,
@@ -225,16 +226,24 @@ def _run(
                 run.left = found.due[index:]
                 return SweepOutcome.fence_lost
             checked = run.clock()
-        _move(run, due, on_moved)
+        _move(run, due, on_moved, tables[due.rule.store.app.name])
     return SweepOutcome.more if found.more else SweepOutcome.done
 
 
-def _move(run: _Sweep, due: Due, on_moved: Callable[[WriteResult], None] | None) -> None:
+def _move(
+    run: _Sweep, due: Due, on_moved: Callable[[WriteResult], None] | None, tables: Tables
+) -> None:
     """One row's timed move, in its own transaction through the write pipeline."""
     rule = due.rule
     try:
         result = write_row(
-            rule.store, rule.table, due.key, actor=Actor.clock(), now=run.now, timed=rule.timed
+            rule.store,
+            rule.table,
+            due.key,
+            actor=Actor.clock(),
+            now=run.now,
+            timed=rule.timed,
+            tables=tables,
         )
     except RowNotDue:
         # Moved or re-dated since it was found: left as it is.

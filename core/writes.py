@@ -34,7 +34,7 @@ from core.errors import (
 )
 from core.events import RowEvent
 from core.manifest.model import MoveSpec, Table, Timed
-from core.moments import MomentContext
+from core.moments import MomentContext, Tables
 from core.rules import code_values, firing_stamps, judge_lock, stamp_values, writer_values
 from core.store import Row, Store
 from core.timing import LateVerdict, judge_due, judge_late, judge_requires, late_rule, reads_of
@@ -68,6 +68,7 @@ class _Request:
     seen_state: str | None
     timed: Timed | None
     commit_clock: Callable[[], datetime] | None = field(default=None)
+    tables: Tables | None = field(default=None)
 
 
 def write_row(
@@ -82,13 +83,16 @@ def write_row(
     seen_state: str | None = None,
     timed: Timed | None = None,
     commit_clock: Callable[[], datetime] | None = None,
+    tables: Tables | None = None,
 ) -> WriteResult:
     """Create (key None), update, or move a row in one transaction; the one way rows change.
 
     `timed` is the clock's rule: the row is moved by it only while still in its `from`
     and its moment, read again as held, has passed (else RowNotDue), and its `set` is
     written through the lock. `commit_clock`, when given, is read just before commit: a
-    late window that opened while the write was made is a WriteConflict.
+    late window that opened while the write was made is a WriteConflict. `tables`, when
+    given, are the settings and hours tables already read (the sweep reads them once a
+    minute); otherwise the write reads them inside its transaction.
     """
     if now.utcoffset() is None:
         raise ValueError("now must carry its offset")
@@ -108,6 +112,7 @@ def write_row(
         seen_state,
         timed,
         commit_clock,
+        tables,
     )
     if key is not None and request.key is None:
         raise RowNotFound(f"no row {key!r} in {table}", {"table": table, "key": key})
@@ -308,7 +313,11 @@ def _judge_time(
         return _Verdict(False, None, None, {})
     # A new row's moments read the values being written; a held row's, the row as stored.
     row = held if held is not None else sent
-    tables = store.tables_for_moments(conn, reads.tables) if reads.tables else {}
+    tables: Tables = {}
+    if req.tables is not None and reads.tables <= req.tables.keys():
+        tables = {name: req.tables[name] for name in reads.tables}
+    elif reads.tables:
+        tables = store.tables_for_moments(conn, reads.tables)
     linked = store.linked_rows(conn, req.table, row, reads.vias) if reads.vias else {}
     ctx = MomentContext(row=row, zone=store.zone, linked=linked, tables=tables)
     if req.timed is not None:
