@@ -1,0 +1,151 @@
+"""The screens in Chromium: sign in, a board a sweep changes without a reload, a set-aside
+row fixed by hand leaving its list, a paused connection the board names; a screenshot each."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from playwright.sync_api import Page, expect
+from werkzeug.serving import make_server
+
+from jobs.sweep import sweep_now
+from tests.integration.api_fixtures import Site
+from tests.integration.pipeline_fixtures import at
+from tests.integration.screens_fixtures import (
+    PASSWORD,
+    add_order,
+    forbid_cancel_with_note,
+    screens_site,
+)
+from web.models import db
+
+pytestmark = pytest.mark.browser
+__all__ = ["screens_site"]
+
+LIVE_MS = 2_000
+"""How long a pushed change may take to show on an open screen."""
+
+
+@pytest.fixture(scope="module")
+def base(screens_site: Site) -> Iterator[str]:
+    """The venue site served by a real threaded server."""
+    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+def sign_in(page: Page, base: str, email: str, target: str = "/connections") -> None:
+    """Sign in through the form, on the way to `target`."""
+    page.goto(f"{base}{target}")
+    expect(page).to_have_title("Sign in · Adminium")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def wait_live(page: Page) -> None:
+    """Wait until the screen's socket is open (and its refetch made)."""
+    expect(page.locator("body[data-live=open]")).to_have_count(1)
+
+
+def sweep(site: Site, redis_url: str, when: str) -> None:
+    """The minute sweep of the venue at an instant in UTC, publishing its moves."""
+    client = redis.Redis.from_url(redis_url)
+    try:
+        with site.app.app_context():
+            sweep_now(db.session, "venue", now=at(when), redis_client=client)
+    finally:
+        client.close()
+
+
+def test_board_card_moves_to_cancelled_when_the_sweep_runs(
+    page: Page,
+    base: str,
+    screens_site: Site,
+    redis_url: str,
+    screenshot: Callable[[str], Path],
+) -> None:
+    # Pickup Mon 6 July... Monday is closed: the day ends at midnight. Use Tuesday 7 July
+    # 12:30 BST: cancelled at 21:00 BST = 20:00 UTC; swept at 20:01 UTC.
+    key = add_order(screens_site, at("2026-07-07 11:30"), note="2 x falafel wrap")
+    add_order(screens_site, at("2026-07-10 11:30"), note="1 x soup")
+    sign_in(page, base, "manager@venue.test", "/apps/venue/venue/orders")
+    expect(page.locator("h1")).to_have_text("venue · orders")
+    card = page.locator(f"#row-orders-{key}")
+    expect(page.locator(f"#column-orders-placed #row-orders-{key}")).to_be_visible()
+    expect(card).to_contain_text("cancels Tue 21:00")
+    wait_live(page)
+    screenshot("board")
+
+    sweep(screens_site, redis_url, "2026-07-07 20:01")
+
+    moved = page.locator(f"#column-orders-cancelled #row-orders-{key}")
+    expect(moved).to_be_visible(timeout=LIVE_MS)
+    expect(page.locator(f"#column-orders-placed #row-orders-{key}")).to_have_count(0)
+    expect(moved).not_to_contain_text("cancels")
+
+    page.locator(f"#row-orders-{key} a.key").click()
+    expect(page.locator(".history")).to_contain_text("Timed move")
+    screenshot("row")
+    page.goto(f"{base}/connections/venue/pending")
+    expect(page.locator("table.pending")).to_be_visible()
+    screenshot("pending")
+
+
+def test_set_aside_row_fixed_by_hand_leaves_the_list(
+    page: Page,
+    base: str,
+    screens_site: Site,
+    redis_url: str,
+    screenshot: Callable[[str], Path],
+) -> None:
+    # The venue's own database refuses cancelling an order with a note: Wed 8 July closes
+    # 21:00 BST = 20:00 UTC, so the sweep at 20:01 UTC sets it aside.
+    forbid_cancel_with_note(screens_site)
+    key = add_order(screens_site, at("2026-07-08 11:30"), note="allergy: nuts")
+    sweep(screens_site, redis_url, "2026-07-08 20:01")
+    sign_in(page, base, "staff@venue.test", "/connections/venue/set-aside")
+    item = page.locator(f"#aside-orders-{key}")
+    expect(item).to_contain_text("VALUE_REFUSED")
+    wait_live(page)
+    screenshot("set_aside")
+
+    item.get_by_role("button", name="Move to confirmed").click()
+
+    expect(item).to_have_count(0, timeout=LIVE_MS)
+    assert screens_site.row("orders", key)["status"] == "confirmed"
+
+
+def test_paused_connection_is_named_on_the_open_board(
+    page: Page, base: str, screenshot: Callable[[str], Path]
+) -> None:
+    sign_in(page, base, "admin@venue.test")
+    screenshot("connections")
+    board = page.context.new_page()
+    board.goto(f"{base}/apps/venue/venue/orders")
+    banner = board.locator("#paused-venue")
+    expect(banner).to_be_empty()
+    wait_live(board)
+
+    page.get_by_role("button", name="Pause").click()
+
+    expect(banner).to_contain_text("Connection venue is paused", timeout=LIVE_MS)
+    expect(page.locator("#connection-venue")).to_contain_text("paused")
+    page.get_by_role("button", name="Resume").click()
+    expect(banner).to_be_empty(timeout=LIVE_MS)
+    board.close()
+
+
+def test_sign_in_page(page: Page, base: str, screenshot: Callable[[str], Path]) -> None:
+    page.goto(f"{base}/signin")
+    page.get_by_label("Email").fill("manager@venue.test")
+    page.get_by_label("Password").fill("wrong")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_contain_text("do not match")
+    screenshot("sign_in")
