@@ -1,8 +1,9 @@
 """Schemathesis against /api/openapi.json: no 5xx, and no answer outside the document.
 
-Each operation gets valid requests with every path part generated, valid and invalid
-requests aimed at the installed venue's tables (so generated keys, codes and bodies reach
-the write pipeline rather than stopping at a 404), all as a manager with a real token.
+Each operation gets valid requests with every path part generated, and valid and invalid
+requests aimed at the installed venue's tables, an existing row and live link codes (so
+generated bodies reach the write pipeline rather than stopping at a 404), all as a
+manager with a real token.
 Bounded: 25 examples per operation, no example database.
 """
 
@@ -55,17 +56,25 @@ def fuzzed_site(server_database_url: str, redis_url: str) -> Iterator[Site]:
         yield site
 
 
+def targets(names: set[str]) -> list[dict[str, str]]:
+    """Path parts that reach the venue: each table, a row that exists, a live link code."""
+    if "connection" not in names:
+        return []
+    venue = {"connection": "venue", "app": "venue"}
+    if "code" in names:
+        return [{**venue, "table": "tickets", "code": f"tk-000000000000{n}"} for n in range(3)]
+    if "key" in names:
+        return [{**venue, "table": table, "key": "1"} for table in TABLES]
+    return [{**venue, "table": table} for table in TABLES]
+
+
 def cases(operation: Any) -> st.SearchStrategy[Any]:
-    """Free requests, and valid and invalid ones aimed at each of the venue's tables."""
+    """Free requests, and valid and invalid ones aimed at the venue's tables and rows."""
     names = {p["name"] for p in document()["paths"][operation.path].get("parameters", [])}
     strategies = [operation.as_strategy()]
-    if "connection" in names:
-        for table in TABLES:
-            pinned = {"connection": "venue", "app": "venue", "table": table}
-            strategies.append(operation.as_strategy(path_parameters=pinned))
-            strategies.append(
-                operation.as_strategy(GenerationMode.NEGATIVE, path_parameters=pinned)
-            )
+    for pinned in targets(names):
+        strategies.append(operation.as_strategy(path_parameters=pinned))
+        strategies.append(operation.as_strategy(GenerationMode.NEGATIVE, path_parameters=pinned))
     return st.one_of(strategies)
 
 
