@@ -10,11 +10,13 @@ extension reconnects on.
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +32,7 @@ from web.errors import status_of
 from web.screens import pushes
 from web.screens.access import (
     all_connections,
-    is_admin,
+    may_pause,
     require_user,
     roles_of,
     screen_app,
@@ -45,8 +47,6 @@ sock = Sock()
 
 SERVER_FAILED = 1011
 """The close code when the server side fails (Redis gone): the ws extension retries on it."""
-GOING_AWAY = 1001
-"""The close code when the web process stops."""
 IDLE_SECONDS = 20.0
 """How often an idle socket checks that its browser is still there."""
 RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0)
@@ -68,7 +68,7 @@ class Screen:
     state: str = ""
     roles: frozenset[str] = frozenset()
     apps: frozenset[str] = frozenset()
-    admin: bool = False
+    pausable: frozenset[str] = frozenset()
     connections: frozenset[str] = frozenset()
     app_roles: tuple[tuple[str, frozenset[str]], ...] = ()
 
@@ -91,7 +91,8 @@ class Screen:
     def render(self, event: Mapping[str, Any]) -> str:
         """The out-of-band fragment that brings this screen up to date."""
         if self.kind == "connections":
-            return pushes.push_connection(str(event["connection"]), self.admin, self.apps)
+            name = str(event["connection"])
+            return pushes.push_connection(name, name in self.pausable, self.apps)
         if "paused" in event:
             return pushes.push_paused(self.connection)
         if self.kind == "board":
@@ -112,6 +113,7 @@ class Hub:
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
         self.subscribed = threading.Event()
+        self.stopping = threading.Event()
 
     def start(self, wait: float = 2.0) -> None:
         """Listen to Redis from the first socket on; wait until the subscription holds."""
@@ -145,6 +147,8 @@ class Hub:
                 return
             except redis.RedisError as error:
                 self.subscribed.clear()
+                if self.stopping.is_set():
+                    return
                 log.warning("live events lost: Redis failed (%s)", error.__class__.__name__)
                 self.close_all()
                 time.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
@@ -155,7 +159,7 @@ class Hub:
         pubsub = client.pubsub(ignore_subscribe_messages=True)
         pubsub.psubscribe(f"{CHANNEL_PREFIX}*")
         try:
-            while True:
+            while not self.stopping.is_set():
                 message = pubsub.get_message(timeout=1.0)
                 self.subscribed.set()
                 if message is not None and message.get("type") == "pmessage":
@@ -240,7 +244,7 @@ def _screen() -> Screen:
             kind,
             base,
             apps=frozenset(a.name for _, apps in shown for a in apps),
-            admin=is_admin(user),
+            pausable=frozenset(c.name for c, _ in shown if may_pause(user, c)),
             connections=frozenset(c.name for c, _ in shown),
         )
     abort(404)
@@ -298,5 +302,16 @@ def serve(ws: Any, inbox: queue.Queue[object], alive: Callable[[], bool]) -> Non
 
 def init_app(app: Flask) -> None:
     """Register the live endpoint and this process's hub."""
-    app.extensions["adminium.live"] = Hub(app)
+    found = app.extensions["adminium.live"] = Hub(app)
+    _HUBS.add(found)
     app.register_blueprint(bp)
+
+
+_HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_hubs() -> None:
+    """A process that exits drops its sockets (1006, which the ws extension retries on)."""
+    for found in list(_HUBS):
+        found.stopping.set()

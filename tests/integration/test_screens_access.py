@@ -144,11 +144,13 @@ def test_move_with_csrf_header_goes_through_the_pipeline(
     )
 
 
-def test_pause_is_kept_for_admins(
+def test_pause_needs_a_role_in_every_app_of_the_connection(
     screens_site: Site, signed_in: Callable[[str], FlaskClient]
 ) -> None:
+    # The manager holds a role in `venue` only, not in `other` on the same connection.
     client = signed_in("manager")
     token = csrf_of(client.get("/connections").text)
+    assert "Pause" not in client.get("/connections/venue").text
     answer = client.post("/connections/venue/pause", headers={"X-CSRFToken": token})
     assert answer.status_code == 403
     admin = signed_in("admin")

@@ -86,6 +86,11 @@ def is_admin(user: User) -> bool:
     return any(r.role == ADMIN and r.app_id is None for r in user.roles)
 
 
+def may_pause(user: User, connection: Connection) -> bool:
+    """Pausing stops every app of a connection: an admin, or a role in each of its apps."""
+    return is_admin(user) or all(roles_of(user, app) for app in connection.apps)
+
+
 def screen_app(connection: str, name: str) -> tuple[App, frozenset[str]]:
     """The app the signed-in user opens, with their roles; 404 unknown, 403 no role."""
     user = require_user()

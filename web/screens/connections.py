@@ -18,8 +18,8 @@ from web.errors import Forbidden
 from web.models import App, Connection, db
 from web.screens.access import (
     all_connections,
-    is_admin,
     is_htmx,
+    may_pause,
     require_user,
     screen_blueprint,
     screen_connection,
@@ -58,14 +58,14 @@ def read_connection(connection: Connection, apps: list[App], may_pause: bool) ->
 def connection_card(name: str) -> ConnectionView:
     """The card of a connection the signed-in user sees."""
     connection, apps = screen_connection(name)
-    return read_connection(connection, apps, is_admin(require_user()))
+    return read_connection(connection, apps, may_pause(require_user(), connection))
 
 
 @bp.get("/connections")
 def list_connections() -> str:
     """Every connection with an app the user sees."""
     user = require_user()
-    views = [read_connection(c, apps, is_admin(user)) for c, apps in all_connections(user)]
+    views = [read_connection(c, apps, may_pause(user, c)) for c, apps in all_connections(user)]
     if is_htmx():
         return render_template("screens/_connections.html", views=views, now=clock())
     return render_template("screens/connections.html", views=views, now=clock())
@@ -78,11 +78,13 @@ def show_connection(name: str) -> str:
 
 
 def _pause(name: str, paused: bool) -> str:
-    """Pause or resume a connection (admins only), tell its open screens, answer the card."""
-    user = require_user()
-    screen_connection(name)
-    if not is_admin(user):
-        raise Forbidden("only an admin pauses or resumes a connection", {"connection": name})
+    """Pause or resume a connection, tell its open screens, answer the card."""
+    connection, _ = screen_connection(name)
+    if not may_pause(require_user(), connection):
+        raise Forbidden(
+            "pausing stops every app of the connection: it needs a role in each of them",
+            {"connection": name},
+        )
     set_paused(db.session, name, paused)
     publish_pause(name, paused)
     return render_template("screens/_connection.html", view=connection_card(name), now=clock())
