@@ -26,6 +26,7 @@ from tests.integration.screens_fixtures import (
 )
 from web.models import db
 from web.screens.timed import rules_of, waiting_on
+from web.screens.times import audit_value
 
 pytestmark = pytest.mark.integration
 __all__ = ["screens_site", "signed_in"]
@@ -253,3 +254,18 @@ def test_new_moment_leaves_the_list_until_it_passes(
     assert answer.strip() == ""
     row = screens_site.row("orders", aside_order)
     assert row["pickup_at"] == at("2026-07-11 11:30")
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        # 20:01 UTC on 7 July is 21:01 BST.
+        ("2026-07-07T20:01:00+00:00", "Tue 07 Jul 2026 21:01"),
+        (None, "—"),
+        ("closed", "closed"),
+        (True, "yes"),
+    ],
+    ids=["instant-on-venue-clock", "null-as-dash", "text-as-is", "boolean-as-yes"],
+)
+def test_audit_values_read_on_the_venue_clock(raw: object, shown: str) -> None:
+    assert audit_value(raw, ZoneInfo("Europe/London")) == shown

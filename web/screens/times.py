@@ -66,6 +66,17 @@ def value(raw: object, zone: ZoneInfo) -> str:
     return str(raw)
 
 
+def audit_value(raw: object, zone: ZoneInfo) -> str:
+    """A value as the audit keeps it (JSON): an ISO instant shown on the venue's clock."""
+    if isinstance(raw, str) and len(raw) >= 19 and raw[4:5] == "-" and raw[10:11] == "T":
+        try:
+            parsed = datetime.fromisoformat(raw)
+        except ValueError:
+            return raw
+        return value(parsed, zone)
+    return value(raw, zone)
+
+
 def init_app(app: Flask) -> None:
     """Make the helpers template filters."""
     app.add_template_filter(full, "full")
@@ -73,3 +84,4 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(relative, "relative")
     app.add_template_filter(verb, "verb")
     app.add_template_filter(value, "value")
+    app.add_template_filter(audit_value, "audit_value")
