@@ -69,6 +69,7 @@ class _Request:
     timed: Timed | None
     commit_clock: Callable[[], datetime] | None = field(default=None)
     tables: Tables | None = field(default=None)
+    expect: Mapping[str, Any] | None = field(default=None)
 
 
 def write_row(
@@ -84,6 +85,7 @@ def write_row(
     timed: Timed | None = None,
     commit_clock: Callable[[], datetime] | None = None,
     tables: Tables | None = None,
+    expect: Mapping[str, Any] | None = None,
 ) -> WriteResult:
     """Create (key None), update, or move a row in one transaction; the one way rows change.
 
@@ -92,7 +94,8 @@ def write_row(
     written through the lock. `commit_clock`, when given, is read just before commit: a
     late window that opened while the write was made is a WriteConflict. `tables`, when
     given, are the settings and hours tables already read (the sweep reads them once a
-    minute); otherwise the write reads them inside its transaction.
+    minute); otherwise the write reads them inside its transaction. `expect` names values
+    the held row must still hold (a guest's link code): otherwise the row is not found.
     """
     if now.utcoffset() is None:
         raise ValueError("now must carry its offset")
@@ -113,6 +116,7 @@ def write_row(
         timed,
         commit_clock,
         tables,
+        expect,
     )
     if key is not None and request.key is None:
         raise RowNotFound(f"no row {key!r} in {table}", {"table": table, "key": key})
@@ -170,7 +174,7 @@ def _write(conn: Connection, store: Store, req: _Request, written: list[str]) ->
         changes[verdict.flag] = True
     changes.update(stamp_values(spec, stamps, req.now, verdict.tables, store.zone))
     changes.update(code_values(spec, held, {**after, **changes}))
-    if not changes:
+    if not changes and not creating:
         return WriteResult(req.table, req.key, held or {}, ())
     # 6. effects: linked rows moved as their own table's declared move (next issue).
     # 7. the audit entry, in the same statement as the write; emails and automations
@@ -189,7 +193,7 @@ def _write(conn: Connection, store: Store, req: _Request, written: list[str]) ->
 def _hold_row(conn: Connection, store: Store, req: _Request) -> Row:
     """Step 1: the row locked FOR UPDATE NOWAIT (held elsewhere: WriteConflict) and read."""
     held = store.read_row(conn, req.table, req.key, lock=True)
-    if held is None:
+    if held is None or any(held.get(c) != v for c, v in (req.expect or {}).items()):
         raise RowNotFound(
             f"no row {req.key!r} in {req.table}", {"table": req.table, "key": req.key}
         )

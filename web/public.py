@@ -51,7 +51,7 @@ def public_moves(spec: Table, row: Row) -> list[str]:
     return [m.to for m in listed if not isinstance(m, str) and "public" in (m.roles or ())]
 
 
-def _find(connection: str, app_name: str, table: str, code: str) -> tuple[Store, Table, Row]:
+def _find(connection: str, app_name: str, table: str, code: str) -> tuple[Store, Table, Row, str]:
     """The row this link code opens now; NOT_FOUND, saying nothing more, otherwise."""
     app = lookup_app(connection, app_name)
     store = app_store(app) if app is not None else None
@@ -64,7 +64,7 @@ def _find(connection: str, app_name: str, table: str, code: str) -> tuple[Store,
             continue
         row = store.find_by_code(table, column.ref, code)
         if row is not None:
-            return store, spec, row
+            return store, spec, row, column.ref
     raise NotFound("nothing here")
 
 
@@ -75,14 +75,14 @@ def _answer(spec: Table, row: Row) -> Response:
 @bp.get(ROW)
 def read_row(connection: str, app: str, table: str, code: str) -> Response:
     """The row's public fields and the moves open to the guest now."""
-    _, spec, row = _find(connection, app, table, code)
+    _, spec, row, _ = _find(connection, app, table, code)
     return _answer(spec, row)
 
 
 @bp.post(ROW + "/moves")
 def move_row(connection: str, app: str, table: str, code: str) -> Response:
     """Make a move open to the public, as the guest."""
-    store, spec, row = _find(connection, app, table, code)
+    store, spec, row, code_column = _find(connection, app, table, code)
     body: PublicMove = body_of(PublicMove)
     hidden = sorted(set(body.values) - public_columns(spec))
     if hidden:
@@ -98,6 +98,7 @@ def move_row(connection: str, app: str, table: str, code: str) -> Response:
         values=values_in(spec, body.values),
         move_to=body.to,
         commit_clock=clock,
+        expect={code_column: code},
     )
     publish(result)
     return _answer(spec, result.row)

@@ -209,3 +209,35 @@ def test_an_import_may_bring_a_stamp(venue: Venue) -> None:
         values={"pickup_at": at("2026-03-27 12:30"), "cancelled_at": at("2026-03-01 09:00")},
     )
     assert result.row["cancelled_at"] == at("2026-03-01 09:00")
+
+
+def test_create_with_every_column_defaulted_makes_a_row(venue: Venue) -> None:
+    # events has a serial key and one nullable column: nothing to send, still a new row.
+    result = write_row(venue.store, "events", actor=PERSON, now=NOW)
+    assert result.key is not None
+    assert venue.row("events", result.key)["doors_at"] is None
+    assert [(e["table_name"], e["row_key"]) for e in venue.audit()] == [("events", str(result.key))]
+
+
+def test_expected_value_gone_since_found_is_not_found(venue: Venue) -> None:
+    key = new_order(venue, note="code-a")
+    with venue.unchanged("orders", key), pytest.raises(RowNotFound):
+        write_row(
+            venue.store,
+            "orders",
+            key,
+            actor=PERSON,
+            now=NOW,
+            move_to="confirmed",
+            expect={"note": "code-b"},
+        )
+    result = write_row(
+        venue.store,
+        "orders",
+        key,
+        actor=PERSON,
+        now=NOW,
+        move_to="confirmed",
+        expect={"note": "code-a"},
+    )
+    assert result.row["status"] == "confirmed"
