@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 from flask.testing import FlaskClient
 
-from tests.integration.api_fixtures import Site
+from tests.integration.api_fixtures import Site, api_manifest
 from tests.integration.pipeline_fixtures import at
 from tests.integration.screens_fixtures import (
     PASSWORD,
@@ -17,7 +17,7 @@ from tests.integration.screens_fixtures import (
     screens_site,
     signed_in,
 )
-from web.controlplane import add_connection
+from web.controlplane import add_app, add_connection
 from web.models import db
 
 pytestmark = pytest.mark.integration
@@ -216,3 +216,19 @@ def test_websocket_refuses_a_role_of_another_app(
         },
     )
     assert answer.status_code == 403
+
+
+def test_connection_whose_database_does_not_answer_says_so(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    # A connection to a database nobody made: its card names the trouble, its lists answer 502.
+    with screens_site.app.app_context():
+        add_connection(db.session, "gone", "postgresql://postgres@127.0.0.1:1/nowhere", None)
+        add_app(db.session, "gone", {**api_manifest(), "name": "ghost", "schema": "ghost"})
+    admin = signed_in("admin")
+    page = admin.get("/connections").text
+    card = page[page.index('id="connection-gone"') :]
+    assert "does not answer" in card
+    answer = admin.get("/apps/gone/ghost/orders/1")
+    assert answer.status_code == 502
+    assert "DATABASE_REFUSED" in answer.text

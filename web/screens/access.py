@@ -7,12 +7,13 @@ from typing import Any
 
 from flask import Blueprint, g, redirect, render_template, request, session, url_for
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
 from werkzeug.wrappers import Response
 
 from core.actors import Actor
 from core.errors import AdminiumError
 from web.api import lookup_app
-from web.controlplane import app_store, get_connection
+from web.controlplane import DatabaseRefused, app_store, first_line, get_connection
 from web.errors import Forbidden, NotFound, status_of
 from web.models import ADMIN, App, Connection, User, db
 
@@ -65,11 +66,18 @@ def _refusal_page(error: AdminiumError) -> tuple[str, int]:
     return render_template("screens/refusal.html", error=error), status
 
 
+def _database_gone(error: DBAPIError) -> tuple[str, int]:
+    """A connection's database that does not answer (or lacks Adminium's tables), in words."""
+    log.warning("screen %s: database error %s", request.path, first_line(error))
+    return _refusal_page(DatabaseRefused(f"the database did not answer: {first_line(error)}"))
+
+
 def screen_blueprint(name: str, import_name: str) -> Blueprint:
     """A screens blueprint: sign-in required, refusals answered as HTML."""
     bp = Blueprint(name, import_name)
     bp.before_request(_sign_in_first)
     bp.register_error_handler(AdminiumError, _refusal_page)
+    bp.register_error_handler(DBAPIError, _database_gone)
     return bp
 
 

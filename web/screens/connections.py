@@ -9,11 +9,12 @@ from typing import Any
 
 import redis
 from flask import current_app, render_template
+from sqlalchemy.exc import DBAPIError
 from werkzeug.wrappers import Response
 
 from adminium.events import events_channel
 from web.api import clock
-from web.controlplane import app_store, set_paused
+from web.controlplane import app_store, first_line, set_paused
 from web.errors import Forbidden
 from web.models import App, Connection, db
 from web.screens.access import (
@@ -38,8 +39,9 @@ class ConnectionView:
     connection: Connection
     apps: list[App]
     sweep: dict[str, Any] | None
-    set_aside: int
+    set_aside: int | None
     may_pause: bool
+    trouble: str | None = None
 
     @property
     def dom_id(self) -> str:
@@ -50,8 +52,12 @@ class ConnectionView:
 def read_connection(connection: Connection, apps: list[App], may_pause: bool) -> ConnectionView:
     """The card of one connection: its last sweep, and its rows set aside now."""
     stores = [app_store(a) for a in apps if a.has_timed_moves]
-    sweep = last_sweep(stores[0], connection.name) if stores else None
-    aside = len(set_aside_rows(stores)) if stores else 0
+    try:
+        sweep = last_sweep(stores[0], connection.name) if stores else None
+        aside = len(set_aside_rows(stores)) if stores else 0
+    except DBAPIError as error:
+        log.warning("connection %s: its database did not answer", connection.name)
+        return ConnectionView(connection, apps, None, None, may_pause, first_line(error))
     return ConnectionView(connection, apps, sweep, aside, may_pause)
 
 
