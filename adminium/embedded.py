@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import time
 import warnings
@@ -144,3 +145,8 @@ def wait_for_exit(process: psutil.Process, seconds: float) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def instance_folder() -> Path:
+    """Where the embedded servers keep their data: ADMINIUM_INSTANCE, else ./instance."""
+    return Path(os.environ.get("ADMINIUM_INSTANCE", "instance")).resolve()
