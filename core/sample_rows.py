@@ -82,13 +82,7 @@ def _add_row(
     target = values.get(state_column) if state_column else None
     given = {k: v for k, v in values.items() if k != state_column}
     result = write_row(store, table, None, actor=actor, now=now, values=given)
-    key = result.key
-    with store.engine.begin() as conn:
-        conn.execute(
-            sa.insert(sample_rows).values(
-                app=store.app.name, table_name=table, row_key=str(key), added_at=now
-            )
-        )
+    key = result.key  # the pipeline marked it as sample data in the same transaction
     row, events = result.row, list(result.events)
     for step in move_path(spec, target) if target is not None else []:
         moved = write_row(store, table, key, actor=actor, now=now, move_to=step)

@@ -36,6 +36,7 @@ from core.events import RowEvent
 from core.manifest.model import MoveSpec, Table, Timed
 from core.moments import MomentContext, Tables
 from core.rules import code_values, firing_stamps, judge_lock, stamp_values, writer_values
+from core.sample_marks import sample_rows
 from core.store import Row, Store
 from core.timing import LateVerdict, judge_due, judge_late, judge_requires, late_rule, reads_of
 
@@ -181,6 +182,10 @@ def _write(conn: Connection, store: Store, req: _Request, written: list[str]) ->
     #    that watch the state or the table join here (never emails for sample rows).
     written.extend(changes)
     row = _write_and_audit(conn, store, req, changes, (state_from, state_to))
+    if creating and req.actor.kind is ActorKind.sample:
+        # A sample row is marked in its own write, so no crash leaves it unmarked.
+        mark = {"app": store.app.name, "table_name": req.table, "row_key": str(row[spec.key])}
+        conn.execute(sa.insert(sample_rows).values(**mark, added_at=req.now))
     _judge_window_opened(req, verdict)
     # 8. commit (on leaving the caller's block), then the events.
     key = row[spec.key]

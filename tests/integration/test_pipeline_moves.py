@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from core.actors import Actor
 from core.errors import (
@@ -14,6 +15,7 @@ from core.errors import (
     StateMoveForbidden,
     StateMoveNotListed,
     UndoRefused,
+    ValueRefused,
 )
 from core.writes import write_row
 from tests.integration.pipeline_fixtures import Venue, at, make_venue, venue
@@ -241,3 +243,40 @@ def test_expected_value_gone_since_found_is_not_found(venue: Venue) -> None:
         expect={"note": "code-a"},
     )
     assert result.row["status"] == "confirmed"
+
+
+def sample_marks(venue: Venue) -> list[tuple[str, str]]:
+    with venue.engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT table_name, row_key FROM adminium.sample_rows"))
+        return [tuple(r) for r in rows]
+
+
+def test_sample_row_is_marked_in_its_own_write(venue: Venue) -> None:
+    made = write_row(
+        venue.store,
+        "orders",
+        actor=Actor.sample(),
+        now=NOW,
+        values={"pickup_at": at("2026-03-27 12:30")},
+    )
+    person = write_row(
+        venue.store, "orders", actor=PERSON, now=NOW, values={"pickup_at": at("2026-03-27 13:00")}
+    )
+    moved = write_row(
+        venue.store, "orders", made.key, actor=Actor.clock(), now=NOW, move_to="confirmed"
+    )
+    assert moved.row["status"] == "confirmed"
+    assert sample_marks(venue) == [("orders", str(made.key))]
+    assert person.key != made.key
+
+
+def test_refused_sample_write_leaves_no_mark(venue: Venue) -> None:
+    with pytest.raises(ValueRefused):
+        write_row(
+            venue.store,
+            "orders",
+            actor=Actor.sample(),
+            now=NOW,
+            values={"pickup_at": at("2026-03-27 12:30"), "note": "x" * 41},
+        )
+    assert sample_marks(venue) == []
