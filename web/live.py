@@ -149,7 +149,9 @@ class Hub:
                 self.subscribed.clear()
                 if self.stopping.is_set():
                     return
-                log.warning("live events lost: Redis failed (%s)", error.__class__.__name__)
+                log.warning(
+                    "live events lost: Redis failed: %s: %s", error.__class__.__name__, error
+                )
                 self.close_all()
                 time.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
                 failures += 1

@@ -12,6 +12,8 @@ import redis
 from playwright.sync_api import Page, expect
 from werkzeug.serving import make_server
 
+from core.actors import Actor
+from core.writes import write_row
 from jobs.sweep import sweep_now
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
@@ -140,6 +142,32 @@ def test_paused_connection_is_named_on_the_open_board(
     page.get_by_role("button", name="Resume").click()
     expect(banner).to_be_empty(timeout=LIVE_MS)
     board.close()
+
+
+def test_reopened_socket_refetches_what_it_missed(
+    page: Page, base: str, screens_site: Site
+) -> None:
+    key = add_order(screens_site, at("2026-07-10 11:30"))
+    # The refetch the socket's first opening makes is answered before the row changes.
+    with page.expect_response(lambda answer: "/columns" in answer.url):
+        sign_in(page, base, "manager@venue.test", "/apps/venue/venue/orders")
+    wait_live(page)
+    # A move whose event is never published: what pub/sub loses while a screen is away.
+    write_row(
+        screens_site.store(),
+        "orders",
+        key,
+        actor=Actor.person("manager@venue.test", frozenset({"manager"})),
+        now=at("2026-07-10 09:00"),
+        move_to="confirmed",
+    )
+    expect(page.locator(f"#column-orders-placed #row-orders-{key}")).to_be_visible()
+
+    # The server side fails: every socket is closed with 1011, and the ws extension reconnects.
+    screens_site.app.extensions["adminium.live"].close_all()
+
+    expect(page.locator(f"#column-orders-confirmed #row-orders-{key}")).to_be_visible(timeout=5_000)
+    expect(page.locator("body[data-live=open]")).to_have_count(1)
 
 
 def test_sign_in_page(page: Page, base: str, screenshot: Callable[[str], Path]) -> None:
