@@ -3,7 +3,8 @@
 - find: time to find the 500 due rows in an orders table of 10k / 100k / 1M rows
   (most rows long finished, 200 placed for later, 500 due); the 1M : 10k ratio.
 - moves: moves per second of a full 500-row sweep, against a bare psycopg loop making
-  the same UPDATE and audit INSERT per transaction, in the same run.
+  the same UPDATE and audit INSERT (the row before and after, as the pipeline keeps it)
+  per transaction, in the same run.
 - idle: the cost of sweeping a connection with nothing due, in milliseconds.
 
 Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/sweep.py
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import psycopg
 from psycopg import sql
+from psycopg.types.json import Jsonb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -137,17 +139,20 @@ def bench_moves(server: str) -> None:
             ]
             start = time.perf_counter()
             for key in keys:
+                # The same writes the pipeline makes: the row, and an audit entry holding the
+                # row before and after (the self-join reads the row as it was).
                 with conn.transaction():
-                    conn.execute(
-                        "UPDATE orders SET status = 'cancelled', cancel_code = 'late'"
-                        " WHERE id = %s",
+                    before, after = conn.execute(
+                        "UPDATE orders o SET status = 'cancelled', cancel_code = 'late'"
+                        " FROM orders old WHERE o.id = %s AND old.id = o.id"
+                        " RETURNING to_jsonb(old), to_jsonb(o)",
                         (key,),
-                    )
+                    ).fetchone()  # type: ignore[misc]
                     conn.execute(
                         "INSERT INTO adminium.audit (at, actor, actor_kind, app, table_name,"
-                        " row_key, move_from, move_to) VALUES (%s, 'Timed move', 'clock', 'shop',"
-                        " 'orders', %s, 'placed', 'cancelled')",
-                        (NOW, str(key)),
+                        " row_key, move_from, move_to, before, after) VALUES (%s, 'Timed move',"
+                        " 'clock', 'shop', 'orders', %s, 'placed', 'cancelled', %s, %s)",
+                        (NOW, str(key), Jsonb(before), Jsonb(after)),
                     )
             bare_s = time.perf_counter() - start
         store.engine.dispose()
