@@ -44,19 +44,22 @@ _SIMPLE_TYPES: dict[str, sa.types.TypeEngine[Any]] = {
 
 def engine_url(url: str) -> sa.engine.URL:
     """A connection's URL (`postgresql://…` or libpq `key=value`) as SQLAlchemy's psycopg 3 URL."""
-    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
-        if url.startswith(prefix):
-            return sa.engine.make_url("postgresql+psycopg://" + url[len(prefix) :])
-    info = {k: str(v) for k, v in conninfo_to_dict(url).items()}
+    info: dict[str, Any] = conninfo_to_dict(url)
+    host = info.pop("host", None)
     port = info.pop("port", None)
+    # A unix socket folder (the embedded server) or several hosts go in the query, as
+    # libpq reads them.
+    if host and (str(host).startswith("/") or "," in str(host)):
+        info["host"] = host
+        host = None
     return sa.engine.URL.create(
         "postgresql+psycopg",
         username=info.pop("user", None),
         password=info.pop("password", None),
-        host=info.pop("host", None),
-        port=int(port) if port else None,
+        host=host or None,
+        port=int(port) if port and "," not in str(port) else None,
         database=info.pop("dbname", None),
-        query=info,
+        query={key: str(value) for key, value in info.items()},
     )
 
 

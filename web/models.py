@@ -13,12 +13,13 @@ from typing import Any
 import psycopg
 from flask import Flask
 from flask_sqlalchemy import SQLAlchemy
-from sqlalchemy import URL, DateTime, ForeignKey, MetaData, String, UniqueConstraint, func
+from sqlalchemy import DateTime, ForeignKey, MetaData, String, UniqueConstraint, func
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
+from core.store import engine_url
 
 SCHEMA = "adminium_control"
 """The control plane's PostgreSQL schema in Adminium's own database."""
@@ -45,24 +46,8 @@ class Base(DeclarativeBase):
 db = SQLAlchemy(model_class=Base)
 
 
-def parse_url(url: str) -> URL:
-    """A PostgreSQL URL or libpq conninfo string read into its parts (to check it, to show it)."""
-    info: dict[str, Any] = psycopg.conninfo.conninfo_to_dict(url)
-    host = info.pop("host", None)
-    port = info.pop("port", None)
-    # A unix socket folder (the embedded server) goes in the query, as libpq reads it.
-    if host and (str(host).startswith("/") or "," in str(host)):
-        info["host"] = host
-        host = None
-    return URL.create(
-        "postgresql+psycopg",
-        username=info.pop("user", None),
-        password=info.pop("password", None),
-        host=host or None,
-        port=int(port) if port and "," not in str(port) else None,
-        database=info.pop("dbname", None),
-        query={key: str(value) for key, value in info.items()},
-    )
+parse_url = engine_url
+"""A PostgreSQL URL or libpq conninfo string read into its parts (to check it, to show it)."""
 
 
 def sqlalchemy_url(url: str) -> str:
