@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -85,11 +86,22 @@ def process_env(embedded: Embedded) -> dict[str, str]:
         env["DATABASE_URL"] = start_postgres(instance_folder() / "pg", embedded)
     if not env.get("REDIS_URL"):
         env["REDIS_URL"] = start_redis(instance_folder() / "redis.db", embedded)
+    if not env.get("SECRET_KEY"):
+        env["SECRET_KEY"] = local_secret(instance_folder() / "secret_key")
     # gunicorn and rq live beside this interpreter, whether or not the venv is activated.
     bin_folder = str(Path(sys.executable).parent)
     env["PATH"] = os.pathsep.join([bin_folder, env.get("PATH", os.defpath)])
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+def local_secret(path: Path) -> str:
+    """The session-signing key kept in `instance/` for local runs: made once, then reused."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_hex(32))
+    return path.read_text().strip()
 
 
 def run_procfile(procfile: str, port: int, env: dict[str, str]) -> int:

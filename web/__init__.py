@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import secrets
 from typing import Any
 
 from flask import Flask
 
 from web import api, errors, live, models, openapi, public, screens, status
 
+log = logging.getLogger(__name__)
+
+
+def _passing_secret() -> str:
+    """A key for this process alone when SECRET_KEY is unset: sign-ins end when it stops."""
+    log.warning("SECRET_KEY is not set: sessions last only as long as this process")
+    return secrets.token_hex(32)
+
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Create the web app; configuration comes from the environment unless a test gives it."""
     app = Flask(__name__, template_folder="../templates", static_folder="../static")
     app.config.from_mapping(
-        SECRET_KEY=os.environ.get("SECRET_KEY", "dev"),
+        SECRET_KEY=os.environ.get("SECRET_KEY") or _passing_secret(),
         DATABASE_URL=os.environ.get("DATABASE_URL", ""),
         REDIS_URL=os.environ.get("REDIS_URL", ""),
     )
