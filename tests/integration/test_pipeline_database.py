@@ -11,7 +11,6 @@ import psycopg
 import pytest
 import redis
 import sqlalchemy as sa
-from psycopg import sql
 
 from adminium.events import events_channel, publish_events
 from core.actors import Actor
@@ -21,6 +20,7 @@ from core.events import RowEvent
 from core.manifest.model import load_app
 from core.store import Store, install_app, make_engine, timed_indexes
 from core.writes import write_row
+from tests.integration.db_roles import restricted_store
 from tests.integration.pipeline_fixtures import MANIFEST, Venue, at, make_venue, venue
 
 __all__ = ["make_venue", "venue"]  # fixtures
@@ -90,25 +90,14 @@ def test_second_writer_on_a_held_row_gets_write_conflict(venue: Venue) -> None:
 @pytest.fixture
 def restricted(venue: Venue) -> Iterator[Store]:
     """The app's store seen through a role that may update only status and note of orders."""
-    role = f"adm_role_{uuid.uuid4().hex[:10]}"
-    owner_url = venue.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-    with psycopg.connect(owner_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
-        for statement in (
-            "GRANT USAGE ON SCHEMA public, adminium TO {}",
-            "GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}",
-            "GRANT UPDATE (status, note, cancelled_at) ON orders TO {}",
-            "GRANT INSERT ON adminium.audit TO {}",
-        ):
-            conn.execute(sql.SQL(statement).format(sql.Identifier(role)))
-    engine = sa.create_engine(venue.engine.url.set(username=role, password=None))
-    try:
-        yield Store(engine, venue.store.app, venue.store.zone, connection="test")
-    finally:
-        engine.dispose()
-        with psycopg.connect(owner_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
-            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+    grants = (
+        "GRANT USAGE ON SCHEMA public, adminium TO {}",
+        "GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}",
+        "GRANT UPDATE (status, note, cancelled_at) ON orders TO {}",
+        "GRANT INSERT ON adminium.audit TO {}",
+    )
+    with restricted_store(venue.store, grants) as store:
+        yield store
 
 
 def test_role_writes_the_columns_it_may(venue: Venue, restricted: Store) -> None:

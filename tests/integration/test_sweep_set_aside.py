@@ -6,16 +6,13 @@ Times are UTC instants; the shop's moment is `due_at` itself, so no wall clock i
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 
-import psycopg
 import pytest
-import sqlalchemy as sa
-from psycopg import sql
 
 from core.store import Store
+from tests.integration.db_roles import restricted_store
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop, make_shop, shop
 
@@ -32,25 +29,14 @@ WORDS = "timed move refused; left alone for an hour"
 @pytest.fixture
 def restricted(shop: Shop) -> Iterator[Store]:
     """The shop through a role that may not write orders.cancel_code."""
-    role = f"adm_sweep_{uuid.uuid4().hex[:10]}"
-    owner_url = shop.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-    with psycopg.connect(owner_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
-        for statement in (
-            "GRANT USAGE ON SCHEMA public, adminium TO {}",
-            "GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}",
-            "GRANT UPDATE (status, note, due_at) ON orders TO {}",
-            "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA adminium TO {}",
-        ):
-            conn.execute(sql.SQL(statement).format(sql.Identifier(role)))
-    engine = sa.create_engine(shop.engine.url.set(username=role, password=None))
-    try:
-        yield Store(engine, shop.store.app, shop.store.zone, connection="shop")
-    finally:
-        engine.dispose()
-        with psycopg.connect(owner_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
-            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+    grants = (
+        "GRANT USAGE ON SCHEMA public, adminium TO {}",
+        "GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}",
+        "GRANT UPDATE (status, note, due_at) ON orders TO {}",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA adminium TO {}",
+    )
+    with restricted_store(shop.store, grants) as store:
+        yield store
 
 
 def assert_logged(caplog: pytest.LogCaptureFixture, key: object, code: str) -> None:
