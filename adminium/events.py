@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import redis
 
@@ -20,12 +21,19 @@ def events_channel(connection: str) -> str:
     return f"{CHANNEL_PREFIX}{connection}"
 
 
-def publish_events(client: redis.Redis, events: Iterable[RowEvent]) -> int:
-    """Publish each event as JSON on its connection's channel; call only after the commit."""
+def publish_events(
+    client: redis.Redis, events: Iterable[RowEvent], extra: Mapping[str, Any] | None = None
+) -> int:
+    """Publish each event as JSON on its connection's channel; call only after the commit.
+
+    `extra` joins every event's JSON: `{"set_aside": True}` for a row the sweep set aside,
+    `{"removed": True}` for a sample row removed.
+    """
     sent = 0
     with client.pipeline(transaction=False) as pipe:
         for event in events:
-            pipe.publish(events_channel(event.connection), json.dumps(event.as_dict(), default=str))
+            body = {**event.as_dict(), **(extra or {})}
+            pipe.publish(events_channel(event.connection), json.dumps(body, default=str))
             sent += 1
         if sent:
             pipe.execute()

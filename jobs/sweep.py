@@ -19,6 +19,8 @@ from rq.job import Job
 from sqlalchemy.orm import Session
 
 from adminium.events import publish_events
+from core.actors import Actor
+from core.events import RowEvent
 from core.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection
 from core.writes import WriteResult
 from web import controlplane
@@ -107,7 +109,7 @@ def sweep_now(
     stores = [controlplane.app_store(app) for app in found.apps if app.has_timed_moves]
     # The control plane's connection is not held while the sweep runs.
     session.rollback()
-    return sweep_connection(
+    report = sweep_connection(
         stores,
         connection=connection,
         now=now,
@@ -115,6 +117,33 @@ def sweep_now(
         deadline=deadline,
         on_moved=publisher(redis_client),
     )
+    publish_set_aside(redis_client, report)
+    return report
+
+
+def set_aside_events(report: SweepReport) -> list[RowEvent]:
+    """One row event per row the sweep set aside: the row stays in its rule's `from`."""
+    return [
+        RowEvent(
+            report.connection,
+            refused.due.rule.app,
+            refused.due.rule.table,
+            refused.due.key,
+            refused.due.rule.timed.from_,
+            Actor.clock().name,
+        )
+        for refused in report.set_aside
+    ]
+
+
+def publish_set_aside(client: redis.Redis | None, report: SweepReport) -> None:
+    """Tell open screens of each row set aside (`"set_aside": true`), once the sweep is over."""
+    if client is None or not report.set_aside:
+        return
+    try:
+        publish_events(client, set_aside_events(report), {"set_aside": True})
+    except redis.RedisError as error:
+        log.warning("set-aside events not published: %s", error.__class__.__name__)
 
 
 def publisher(client: redis.Redis | None) -> Callable[[WriteResult], None] | None:

@@ -39,6 +39,7 @@ from web.screens.access import (
     screen_connection,
     signed_in_user,
 )
+from web.screens.samples import may_remove_sample
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ class Screen:
     apps: frozenset[str] = frozenset()
     pausable: frozenset[str] = frozenset()
     connections: frozenset[str] = frozenset()
+    removable: frozenset[str] = frozenset()
     app_roles: tuple[tuple[str, frozenset[str]], ...] = ()
 
     def shows(self, event: Mapping[str, Any]) -> bool:
@@ -92,7 +94,7 @@ class Screen:
         """The out-of-band fragment that brings this screen up to date."""
         if self.kind == "connections":
             name = str(event["connection"])
-            return pushes.push_connection(name, name in self.pausable, self.apps)
+            return pushes.push_connection(name, name in self.pausable, self.apps, self.removable)
         if "paused" in event:
             return pushes.push_paused(self.connection)
         if self.kind == "board":
@@ -248,6 +250,12 @@ def _screen() -> Screen:
             apps=frozenset(a.name for _, apps in shown for a in apps),
             pausable=frozenset(c.name for c, _ in shown if may_pause(user, c)),
             connections=frozenset(c.name for c, _ in shown),
+            removable=frozenset(
+                f"{c.name}/{a.name}"
+                for c, apps in shown
+                for a in apps
+                if may_remove_sample(user, a)
+            ),
         )
     abort(404)
 

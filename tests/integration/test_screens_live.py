@@ -1,4 +1,5 @@
-"""The live socket: a signed-in board hears a timed move at once; signed out is refused;
+"""The live socket: a signed-in board hears a timed move at once; a row the sweep sets aside
+joins an open set-aside list; removed sample rows leave open boards; signed out is refused;
 a failed server side closes with a code the ws extension reconnects on."""
 
 from __future__ import annotations
@@ -17,10 +18,18 @@ from flask.testing import FlaskClient
 from simple_websocket import Client
 from werkzeug.serving import make_server
 
+from core.sample_rows import add_sample
+from core.samples import read_sample
 from jobs.sweep import sweep_now
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import add_order, screens_site, signed_in
+from tests.integration.screens_fixtures import (
+    add_order,
+    csrf_of,
+    forbid_cancel_with_note,
+    screens_site,
+    signed_in,
+)
 from web import live
 from web.models import db
 
@@ -28,6 +37,7 @@ pytestmark = pytest.mark.integration
 __all__ = ["screens_site", "signed_in"]
 
 BOARD_SOCKET = "/live?screen=board&connection=venue&app=venue&table=orders&q=&state="
+ASIDE_SOCKET = "/live?screen=set_aside&connection=venue"
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +85,84 @@ def test_open_board_hears_the_timed_move_within_a_second(
     assert 'hx-swap-oob="afterbegin:#column-orders-cancelled"' in message
     assert f'<article class="card" id="row-orders-{key}" data-state="cancelled">' in message
     assert 'id="count-orders-cancelled" hx-swap-oob="true"' in message
+
+
+def receive_until(socket: Client, wanted: str, started: float, bound: float = 1.0) -> str:
+    """The first message holding `wanted`, read within `bound` seconds of `started`."""
+    message = ""
+    while wanted not in message:
+        message = socket.receive(timeout=bound) or ""
+        assert time.monotonic() - started < bound, f"no {wanted!r} within {bound} s"
+    return message
+
+
+def test_row_the_sweep_sets_aside_joins_the_open_list_and_its_card_says_so(
+    screens_site: Site,
+    signed_in: Callable[[str], FlaskClient],
+    base_url: str,
+    redis_url: str,
+) -> None:
+    # The venue refuses cancelling an order with a note. Pickup Wed 8 July 12:30 BST:
+    # due at closing, 21:00 BST = 20:00 UTC; the 20:01 UTC sweep is refused and sets it aside.
+    forbid_cancel_with_note(screens_site)
+    key = add_order(screens_site, at("2026-07-08 11:30"), note="allergy: nuts")
+    cookie = {"Cookie": cookie_of(signed_in("staff"))}
+    aside = Client.connect(f"ws://{base_url}{ASIDE_SOCKET}", headers=cookie)
+    board = Client.connect(f"ws://{base_url}{BOARD_SOCKET}", headers=cookie)
+    client = redis.Redis.from_url(redis_url)
+    try:
+        started = time.monotonic()
+        with screens_site.app.app_context():
+            report = sweep_now(db.session, "venue", now=at("2026-07-08 20:01"), redis_client=client)
+        assert [r.due.key for r in report.set_aside] == [key]
+        listed = receive_until(aside, f'id="aside-orders-{key}"', started)
+        card = receive_until(board, f'id="row-orders-{key}"', started)
+    finally:
+        aside.close()
+        board.close()
+        client.close()
+    # Any earlier item of the row goes; the new one joins the end of the list, whose
+    # "No row is set aside" line goes.
+    assert f'<li id="aside-orders-{key}" hx-swap-oob="delete"></li>' in listed
+    assert '<li id="set-aside-empty" hx-swap-oob="delete"></li>' in listed
+    assert '<ul hx-swap-oob="beforeend:#set-aside-list">' in listed
+    assert f'<li class="aside" id="aside-orders-{key}">' in listed
+    assert "<code>VALUE_REFUSED</code>" in listed
+    assert "ck_cancelled_without_note" in listed
+    # Set aside at 20:01 UTC for an hour: tried again at 21:01 UTC = 22:01 BST.
+    assert "Tried again Wed 08 Jul 2026 22:01" in listed
+    # The board's card is re-rendered where it stays (placed), marked set aside.
+    assert 'hx-swap-oob="afterbegin:#column-orders-placed"' in card
+    assert '<span class="badge aside">set aside</span>' in card
+
+
+def test_removed_sample_rows_leave_an_open_board(
+    screens_site: Site,
+    signed_in: Callable[[str], FlaskClient],
+    base_url: str,
+) -> None:
+    sample = read_sample({"app": "venue", "rows": {"orders": [{"pickup_at": {"@in": "PT5H"}}]}})
+    (added,) = add_sample(screens_site.store(), sample, now=at("2026-07-10 09:00"))
+    real = add_order(screens_site, at("2026-07-10 14:00"))
+    manager = signed_in("manager")
+    board = Client.connect(
+        f"ws://{base_url}{BOARD_SOCKET}", headers={"Cookie": cookie_of(signed_in("staff"))}
+    )
+    try:
+        token = csrf_of(manager.get("/connections").text)
+        started = time.monotonic()
+        answer = manager.post(
+            "/connections/venue/apps/venue/sample/remove",
+            headers={"X-CSRFToken": token, "HX-Request": "true"},
+        )
+        assert answer.status_code == 200, answer.text
+        message = receive_until(board, f'id="row-orders-{added.key}"', started)
+    finally:
+        board.close()
+    # The card is deleted and not put back anywhere; the real order is not named.
+    assert f'<div id="row-orders-{added.key}" hx-swap-oob="delete"></div>' in message
+    assert "<article" not in message
+    assert f"row-orders-{real}" not in message
 
 
 def test_signed_out_socket_is_refused_before_the_handshake(base_url: str) -> None:

@@ -15,7 +15,7 @@ from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFProtect
 
 from web.models import Connection
-from web.screens import auth, boards, connections, pending, rows, set_aside, times
+from web.screens import auth, boards, connections, pending, rows, samples, set_aside, times
 from web.screens.access import signed_in_user
 
 csrf = CSRFProtect()
@@ -37,7 +37,7 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
     csrf.init_app(app)
     for blueprint in exempt:
         csrf.exempt(blueprint)  # type: ignore[arg-type]
-    for module in (auth, connections, boards, rows, pending, set_aside):
+    for module in (auth, connections, boards, rows, pending, set_aside, samples):
         app.register_blueprint(module.bp)
     times.init_app(app)
     app.context_processor(_screen_globals)

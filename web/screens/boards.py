@@ -10,6 +10,7 @@ from web.errors import NotFound
 from web.models import App
 from web.screens.access import is_htmx, screen_app, screen_blueprint
 from web.screens.reading import read_board
+from web.screens.timed import keys_set_aside, set_aside_rows
 
 bp = screen_blueprint("boards", __name__)
 
@@ -33,6 +34,7 @@ def _board_context(connection: str, name: str, table: str) -> dict[str, object]:
         "connection": app.connection,
         "zone": store.zone,
         "board": read_board(store, table, q, state),
+        "aside_keys": keys_set_aside(set_aside_rows([store], table=table)),
         "q": q,
         "state": state,
         "now": clock(),

@@ -25,6 +25,7 @@ from web.screens.access import (
     screen_blueprint,
     screen_connection,
 )
+from web.screens.samples import removable_apps
 from web.screens.timed import last_sweep, set_aside_rows
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,8 @@ class ConnectionView:
     set_aside: int | None
     may_pause: bool
     trouble: str | None = None
+    removable: frozenset[str] = frozenset()
+    """The apps whose sample data the user may remove (a button each)."""
 
     @property
     def dom_id(self) -> str:
@@ -49,7 +52,12 @@ class ConnectionView:
         return f"connection-{self.connection.name}"
 
 
-def read_connection(connection: Connection, apps: list[App], may_pause: bool) -> ConnectionView:
+def read_connection(
+    connection: Connection,
+    apps: list[App],
+    may_pause: bool,
+    removable: frozenset[str] = frozenset(),
+) -> ConnectionView:
     """The card of one connection: its last sweep, and its rows set aside now."""
     stores = [app_store(a) for a in apps if a.has_timed_moves]
     try:
@@ -57,21 +65,27 @@ def read_connection(connection: Connection, apps: list[App], may_pause: bool) ->
         aside = len(set_aside_rows(stores)) if stores else 0
     except DBAPIError as error:
         log.warning("connection %s: its database did not answer", connection.name)
-        return ConnectionView(connection, apps, None, None, may_pause, first_line(error))
-    return ConnectionView(connection, apps, sweep, aside, may_pause)
+        return ConnectionView(connection, apps, None, None, may_pause, first_line(error), removable)
+    return ConnectionView(connection, apps, sweep, aside, may_pause, None, removable)
 
 
 def connection_card(name: str) -> ConnectionView:
     """The card of a connection the signed-in user sees."""
     connection, apps = screen_connection(name)
-    return read_connection(connection, apps, may_pause(require_user(), connection))
+    user = require_user()
+    return read_connection(
+        connection, apps, may_pause(user, connection), removable_apps(user, apps)
+    )
 
 
 @bp.get("/connections")
 def list_connections() -> str:
     """Every connection with an app the user sees."""
     user = require_user()
-    views = [read_connection(c, apps, may_pause(user, c)) for c, apps in all_connections(user)]
+    views = [
+        read_connection(c, apps, may_pause(user, c), removable_apps(user, apps))
+        for c, apps in all_connections(user)
+    ]
     if is_htmx():
         return render_template("screens/_connections.html", views=views, now=clock())
     return render_template("screens/connections.html", views=views, now=clock())

@@ -18,7 +18,14 @@ from web.models import App, db
 from web.screens.connections import read_connection
 from web.screens.reading import editable_columns, matches, open_moves, state_counts, states_of
 from web.screens.rows import row_context
-from web.screens.timed import PENDING_HORIZON, Pending, rules_of, set_aside_rows, waiting_on
+from web.screens.timed import (
+    PENDING_HORIZON,
+    Pending,
+    keys_set_aside,
+    rules_of,
+    set_aside_rows,
+    waiting_on,
+)
 
 
 def _app(event: Mapping[str, Any]) -> App | None:
@@ -33,6 +40,7 @@ def push_board(event: Mapping[str, Any], q: str, state: str) -> str:
     store = app_store(app)
     table, key = str(event["table"]), event["key"]
     card = matches(store, table, key, q, state)
+    aside = keys_set_aside(set_aside_rows([store], table=table, key=str(key))) if card else set()
     found = state_counts(store, table, q)
     counts = {s: found.get(s, 0) for s in states_of(store.spec(table)) if not state or s == state}
     return render_template(
@@ -43,16 +51,19 @@ def push_board(event: Mapping[str, Any], q: str, state: str) -> str:
         table=table,
         dom_id=f"row-{table}-{key}",
         card=card,
+        aside_keys=aside,
         counts=counts,
         now=clock(),
     )
 
 
 def push_row(event: Mapping[str, Any], roles: frozenset[str]) -> str:
-    """A row page: its partial, re-rendered."""
+    """A row page: its partial, re-rendered (or, once removed, saying so)."""
     app = _app(event)
     if app is None:
         return ""
+    if event.get("removed"):
+        return render_template("live/row_removed.html", event=event)
     context = row_context(app, str(event["table"]), str(event["key"]), roles)
     return render_template("live/row.html", **context)
 
@@ -84,7 +95,7 @@ def push_pending(event: Mapping[str, Any]) -> str:
 
 
 def push_set_aside(event: Mapping[str, Any], roles: Mapping[str, frozenset[str]]) -> str:
-    """The set-aside list: the row's item re-rendered, or gone once fixed."""
+    """The set-aside list: the row re-rendered, gone once fixed, added at the end once set aside."""
     app = _app(event)
     if app is None:
         return ""
@@ -95,6 +106,7 @@ def push_set_aside(event: Mapping[str, Any], roles: Mapping[str, frozenset[str]]
         "live/set_aside.html",
         dom_id=f"aside-{table}-{key}",
         aside=found[0] if found else None,
+        added=bool(event.get("set_aside")),
         connection=app.connection,
         zone=store.zone,
         roles=roles,
@@ -105,11 +117,14 @@ def push_set_aside(event: Mapping[str, Any], roles: Mapping[str, frozenset[str]]
     )
 
 
-def push_connection(name: str, may_pause: bool, apps: frozenset[str]) -> str:
-    """A connection's card: paused or not, last sweep, rows set aside."""
+def push_connection(
+    name: str, may_pause: bool, apps: frozenset[str], removable: frozenset[str] = frozenset()
+) -> str:
+    """A connection's card: paused or not, last sweep, rows set aside, sample buttons."""
     connection = get_connection(db.session, name)
     shown = [a for a in connection.apps if a.name in apps]
-    view = read_connection(connection, shown, may_pause)
+    mine = frozenset(a.name for a in shown if f"{name}/{a.name}" in removable)
+    view = read_connection(connection, shown, may_pause, mine)
     return render_template("live/connection.html", view=view, now=clock())
 
 
