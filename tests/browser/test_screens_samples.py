@@ -1,0 +1,88 @@
+"""In Chromium: a manager removes sample data from the connections screen and a board open
+in another tab loses the sample cards; a row the sweep sets aside joins an open list."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Dialog, Page, expect
+from werkzeug.serving import make_server
+
+from core.sample_rows import add_sample
+from core.samples import read_sample
+from tests.browser.test_screens import LIVE_MS, sign_in, sweep, wait_live
+from tests.integration.api_fixtures import Site
+from tests.integration.pipeline_fixtures import at
+from tests.integration.screens_fixtures import add_order, forbid_cancel_with_note, screens_site
+
+pytestmark = pytest.mark.browser
+__all__ = ["screens_site"]
+
+
+@pytest.fixture(scope="module")
+def base(screens_site: Site) -> Iterator[str]:
+    """The venue site served by a real threaded server."""
+    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_removing_sample_data_clears_the_board_open_in_another_tab(
+    page: Page, base: str, screens_site: Site, screenshot: Callable[[str], Path]
+) -> None:
+    # Two sample orders picked up five hours after the sample's moment, and one real order.
+    sample = read_sample({"app": "venue", "rows": {"orders": [{"pickup_at": {"@in": "PT5H"}}] * 2}})
+    samples = [
+        row.key for row in add_sample(screens_site.store(), sample, now=at("2026-07-10 09:00"))
+    ]
+    real = add_order(screens_site, at("2026-07-10 14:00"), note="a real order")
+    sign_in(page, base, "manager@venue.test", "/apps/venue/venue/orders")
+    for key in (*samples, real):
+        expect(page.locator(f"#row-orders-{key}")).to_be_visible()
+    wait_live(page)
+    connections = page.context.new_page()
+    connections.goto(f"{base}/connections")
+    wait_live(connections)
+    asked: list[str] = []
+
+    def accept(dialog: Dialog) -> None:
+        asked.append(dialog.message)
+        dialog.accept()
+
+    connections.once("dialog", accept)
+    connections.get_by_role("button", name="Remove sample data · venue").click()
+
+    expect(connections.locator("#sample-result")).to_contain_text("2 rows from orders")
+    assert asked and "Real rows stay" in asked[0]
+    for key in samples:
+        expect(page.locator(f"#row-orders-{key}")).to_have_count(0, timeout=LIVE_MS)
+    expect(page.locator(f"#row-orders-{real}")).to_be_visible()
+    connections.close()
+    screenshot("sample_removed")
+
+
+def test_row_the_sweep_sets_aside_joins_the_open_list(
+    page: Page, base: str, screens_site: Site, redis_url: str
+) -> None:
+    # The venue refuses cancelling an order with a note: Wed 8 July closes 21:00 BST =
+    # 20:00 UTC, so the sweep at 20:01 UTC sets it aside while the list is open.
+    forbid_cancel_with_note(screens_site)
+    key = add_order(screens_site, at("2026-07-08 11:30"), note="allergy: nuts")
+    sign_in(page, base, "staff@venue.test", "/connections/venue/set-aside")
+    expect(page.locator("#set-aside-empty")).to_be_visible()
+    wait_live(page)
+
+    sweep(screens_site, redis_url, "2026-07-08 20:01")
+
+    item = page.locator(f"#aside-orders-{key}")
+    expect(item).to_contain_text("VALUE_REFUSED", timeout=LIVE_MS)
+    expect(page.locator("#set-aside-empty")).to_have_count(0)
+    # The pushed item's forms work as the page's own: moved by hand, it leaves the list.
+    item.get_by_role("button", name="Move to confirmed").click()
+    expect(item).to_have_count(0, timeout=LIVE_MS)
+    assert screens_site.row("orders", key)["status"] == "confirmed"
