@@ -126,3 +126,19 @@ def test_removing_when_there_is_no_sample_says_so(
     answer = client.post(REMOVE, headers={"X-CSRFToken": token, "HX-Request": "true"})
     assert answer.status_code == 200
     assert "there was none" in answer.text
+
+
+def test_a_real_row_that_refers_to_a_sample_row_stops_the_removal_in_words(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    # A sample event, and a real ticket for it: deleting the event would break the ticket.
+    sample = read_sample({"app": "venue", "rows": {"events": [{"doors_at": {"@in": "P2D"}}]}})
+    (event,) = add_sample(screens_site.store(), sample, now=at("2026-07-10 09:00"))
+    ticket = screens_site.insert("tickets", event_id=event.key, status="offered")
+    client = signed_in("manager")
+    token = csrf_of(client.get("/connections").text)
+    answer = client.post(REMOVE, headers={"X-CSRFToken": token, "HX-Request": "true"})
+    assert answer.status_code == 200
+    assert "Nothing was removed from venue" in answer.text
+    assert screens_site.row("events", event.key)["id"] == event.key
+    assert screens_site.row("tickets", ticket)["event_id"] == event.key

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import redis
 from flask import current_app, render_template
+from sqlalchemy.exc import IntegrityError
 
 from adminium.events import publish_events
 from core.actors import Actor
@@ -16,7 +17,7 @@ from core.sample_marks import sample_rows
 from core.sample_rows import remove_sample, sample_keys
 from core.store import Store
 from web.api import clock
-from web.controlplane import app_store
+from web.controlplane import app_store, first_line
 from web.errors import Forbidden
 from web.models import ADMIN, App, User
 from web.screens.access import require_user, screen_app, screen_blueprint
@@ -57,7 +58,13 @@ def remove_sample_data(name: str, app_name: str) -> str:
         )
     store = app_store(app)
     keys = marked_keys(store)
-    removed = remove_sample(store, now=clock())
+    try:
+        removed = remove_sample(store, now=clock())
+    except IntegrityError as error:
+        log.info("sample data of %s/%s not removed: %s", name, app_name, first_line(error))
+        return render_template(
+            "screens/_sample_removed.html", app=app, refused=first_line(error), removed={}
+        )
     publish_removed(name, app_name, {t: keys.get(t, set()) for t in removed})
     log.info("sample data of %s/%s removed from the screens: %s", name, app_name, removed)
     return render_template(
