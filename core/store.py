@@ -8,7 +8,8 @@ so everything one write makes commits in one transaction (DESIGN decision 1).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -29,6 +30,7 @@ from core.manifest.model import (
 )
 from core.sample_marks import sample_rows as _sample_marks  # noqa: F401  (install makes it)
 from core.sweep_records import sweeps as _sweep_tables  # noqa: F401  (install makes them)
+from core.timing import ReadsCache
 
 Row = dict[str, Any]
 
@@ -185,6 +187,18 @@ class Store:
         # One MetaData per manifest, so statements built for its tables are reused across
         # stores made per request.
         self.metadata = _shared_metadata(app.model_dump_json(by_alias=True))
+        # What each write's rules read besides the row, worked out once per rule.
+        self.reads = ReadsCache()
+
+    @contextmanager
+    def transaction(self, conn: Connection | None = None) -> Iterator[Connection]:
+        """One transaction: on `conn` (held by the caller, outside any transaction) or pooled."""
+        if conn is None:
+            with self.engine.begin() as fresh:
+                yield fresh
+        else:
+            with conn.begin():
+                yield conn
 
     def table(self, name: str) -> sa.Table:
         """The SQLAlchemy table of one of the app's tables."""

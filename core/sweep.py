@@ -203,6 +203,8 @@ def _run(
     on_moved: Callable[[WriteResult], None] | None,
 ) -> SweepOutcome:
     """Find the due rows and move them, within the deadline and while the fence holds."""
+    # One connection for the whole minute: each move is its own transaction on it, so
+    # the pool (and its pre-ping) is visited once a minute, not once a move.
     with stores[0].engine.connect() as conn:
         records = read_set_aside(conn, [s.app.name for s in stores])
         if not run.dry_run:
@@ -212,28 +214,34 @@ def _run(
             _give_back_holds(conn, stores, run.now)
         tables = {s.app.name: moment_tables(s, conn) for s in stores}
         found = find_due(conn, stores, now=run.now, limit=limit, records=records, tables=tables)
-    run.passed_by = found.passed_by
-    if run.dry_run:
-        run.left = found.due
-        return SweepOutcome.more if found.more else SweepOutcome.done
-    checked = run.clock()
-    for index, due in enumerate(found.due):
-        if run.clock() - run.started > deadline:
-            run.left = found.due[index:]
-            return SweepOutcome.deadline
-        if run.clock() - checked > FENCE_CHECK:
-            if not fence.held():
+        conn.rollback()
+        run.passed_by = found.passed_by
+        if run.dry_run:
+            run.left = found.due
+            return SweepOutcome.more if found.more else SweepOutcome.done
+        checked = run.clock()
+        for index, due in enumerate(found.due):
+            if run.clock() - run.started > deadline:
                 run.left = found.due[index:]
-                return SweepOutcome.fence_lost
-            checked = run.clock()
-        _move(run, due, on_moved, tables[due.rule.store.app.name])
+                return SweepOutcome.deadline
+            if run.clock() - checked > FENCE_CHECK:
+                if not fence.held():
+                    run.left = found.due[index:]
+                    return SweepOutcome.fence_lost
+                checked = run.clock()
+            held = conn if due.rule.store.engine is conn.engine else None
+            _move(run, due, on_moved, tables[due.rule.store.app.name], held)
     return SweepOutcome.more if found.more else SweepOutcome.done
 
 
 def _move(
-    run: _Sweep, due: Due, on_moved: Callable[[WriteResult], None] | None, tables: Tables
+    run: _Sweep,
+    due: Due,
+    on_moved: Callable[[WriteResult], None] | None,
+    tables: Tables,
+    conn: Connection | None,
 ) -> None:
-    """One row's timed move, in its own transaction through the write pipeline."""
+    """One row's timed move, in its own transaction (on `conn` when given) through the pipeline."""
     rule = due.rule
     try:
         result = write_row(
@@ -244,6 +252,7 @@ def _move(
             now=run.now,
             timed=rule.timed,
             tables=tables,
+            conn=conn,
         )
     except RowNotDue:
         # Moved or re-dated since it was found: left as it is.
@@ -253,17 +262,17 @@ def _move(
         if error.code == "WRITE_CONFLICT" or error.code.endswith("_BUSY"):
             run.conflicts.append(due)
             return
-        _set_aside(run, due, error)
+        _set_aside(run, due, error, conn)
         return
     run.moved.append(due)
     if due.record is not None:
-        with rule.store.engine.begin() as conn:
-            drop_set_aside(conn, *due.record_key)
+        with rule.store.transaction(conn) as held:
+            drop_set_aside(held, *due.record_key)
     if on_moved is not None:
         on_moved(result)
 
 
-def _set_aside(run: _Sweep, due: Due, error: AdminiumError) -> None:
+def _set_aside(run: _Sweep, due: Due, error: AdminiumError, conn: Connection | None) -> None:
     """Record a refused row for an hour and log it with the spec's words."""
     rule = due.rule
     record = SetAside(
@@ -275,8 +284,8 @@ def _set_aside(run: _Sweep, due: Due, error: AdminiumError) -> None:
         due.moment,
         run.now + SET_ASIDE_FOR,
     )
-    with rule.store.engine.begin() as conn:
-        write_set_aside(conn, record, message=error.message, at=run.now)
+    with rule.store.transaction(conn) as held:
+        write_set_aside(held, record, message=error.message, at=run.now)
     run.set_aside.append(Refused(due, error.code, error.message))
     log.warning(
         "%s: connection=%s table=%s key=%s rule=%s code=%s",

@@ -6,7 +6,7 @@ values being written) through the moment engine, at the `now` the write is made 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -65,6 +65,23 @@ def reads_of(parts: Iterable[Any]) -> Reads:
     for part in parts:
         walk(part)
     return Reads(frozenset(vias), frozenset(tables))
+
+
+class ReadsCache:
+    """`reads_of` remembered by the parts' identity: a manifest never changes once loaded."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[int, ...], tuple[tuple[Any, ...], Reads]] = {}
+
+    def __call__(self, parts: Sequence[Any]) -> Reads:
+        key = tuple(map(id, parts))
+        hit = self._found.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], parts, strict=True)):
+            return hit[1]
+        reads = reads_of(parts)
+        # The parts are kept with their answer, so no id is reused while it is remembered.
+        self._found[key] = (tuple(parts), reads)
+        return reads
 
 
 def _iso(instant: datetime) -> str:

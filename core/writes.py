@@ -26,19 +26,23 @@ from core.errors import (
     RowNotDue,
     RowNotFound,
     StateChanged,
-    StateMoveForbidden,
-    StateMoveNotListed,
-    UndoRefused,
     ValueRefused,
     WriteConflict,
 )
 from core.events import RowEvent
 from core.manifest.model import MoveSpec, Table, Timed
 from core.moments import MomentContext, Tables
-from core.rules import code_values, firing_stamps, judge_lock, stamp_values, writer_values
+from core.rules import (
+    code_values,
+    firing_stamps,
+    judge_lock,
+    judge_move,
+    stamp_values,
+    writer_values,
+)
 from core.sample_marks import sample_rows
 from core.store import Row, Store
-from core.timing import LateVerdict, judge_due, judge_late, judge_requires, late_rule, reads_of
+from core.timing import LateVerdict, judge_due, judge_late, judge_requires, late_rule
 
 __all__ = ["Actor", "ActorKind", "WriteResult", "write_row"]
 
@@ -87,6 +91,7 @@ def write_row(
     commit_clock: Callable[[], datetime] | None = None,
     tables: Tables | None = None,
     expect: Mapping[str, Any] | None = None,
+    conn: Connection | None = None,
 ) -> WriteResult:
     """Create (key None), update, or move a row in one transaction; the one way rows change.
 
@@ -97,6 +102,8 @@ def write_row(
     given, are the settings and hours tables already read (the sweep reads them once a
     minute); otherwise the write reads them inside its transaction. `expect` names values
     the held row must still hold (a guest's link code): otherwise the row is not found.
+    `conn`, when given, is a connection the caller holds outside any transaction (the
+    sweep holds one a minute): the write is its own transaction on it.
     """
     if now.utcoffset() is None:
         raise ValueError("now must carry its offset")
@@ -123,8 +130,8 @@ def write_row(
         raise RowNotFound(f"no row {key!r} in {table}", {"table": table, "key": key})
     written: list[str] = []
     try:
-        with store.engine.begin() as conn:
-            return _write(conn, store, request, written)
+        with store.transaction(conn) as held:
+            return _write(held, store, request, written)
     except sa.exc.DBAPIError as error:
         raise _database_refusal(store, request, written, error) from error
     except sa.exc.StatementError as error:
@@ -149,7 +156,11 @@ def _write(conn: Connection, store: Store, req: _Request, written: list[str]) ->
             f"the row left {req.timed.from_!r}", {"reason": "left-from", "state": state_from}
         )
     # 2. the move: listed, undo, roles
-    move = _judge_move(spec, state_from, req) if req.move_to is not None else None
+    move = (
+        judge_move(spec, state_from, req.move_to, req.seen_state, req.actor)
+        if req.move_to is not None
+        else None
+    )
     if move is None and req.seen_state is not None and req.seen_state != state_from:
         raise StateChanged(
             "the row has moved since it was seen", {"seen": req.seen_state, "state": state_from}
@@ -226,53 +237,8 @@ def _write_and_audit(
     )
     key_column = store.spec(req.table).key
     statement, params = write_and_audit(store.table(req.table), key_column, req.key, changes, entry)
-    return dict(conn.execute(statement, params).mappings().one())
-
-
-def _judge_move(spec: Table, state_from: str | None, req: _Request) -> MoveSpec:
-    """The listed move from the row's state; undo only by a person naming what they saw; roles."""
-    states = spec.states
-    details = {"from": state_from, "to": req.move_to}
-    if states is None or state_from is None:
-        raise StateMoveNotListed("this table keeps no states", details)
-    found = next(
-        (
-            MoveSpec(to=m) if isinstance(m, str) else m
-            for m in states.moves.get(state_from, [])
-            if (m if isinstance(m, str) else m.to) == req.move_to
-        ),
-        None,
-    )
-    if found is None:
-        raise StateMoveNotListed(f"no move from {state_from!r} to {req.move_to!r}", details)
-    if req.seen_state is not None and req.seen_state != state_from:
-        raise StateChanged(
-            "the row has moved since it was seen", {"seen": req.seen_state, "state": state_from}
-        )
-    if found.undo and (req.actor.kind is not ActorKind.person or req.seen_state is None):
-        reason = "person-only" if req.actor.kind is not ActorKind.person else "seen-state-needed"
-        raise UndoRefused(
-            f"the move from {state_from!r} to {req.move_to!r} is an undo: "
-            "a person makes it, naming the state they saw",
-            {**details, "reason": reason},
-        )
-    _judge_roles(found, req.actor, details)
-    return found
-
-
-def _judge_roles(move: MoveSpec, actor: Actor, details: dict[str, Any]) -> None:
-    """A move kept for roles: the clock passes; a guest only where `public` is listed."""
-    if actor.kind is ActorKind.clock:
-        return
-    roles = set(move.roles or ())
-    if actor.kind is ActorKind.public:
-        allowed = "public" in roles
-    else:
-        allowed = not roles or bool(roles & actor.roles)
-    if not allowed:
-        raise StateMoveForbidden(
-            "this move is kept for other roles", {**details, "roles": sorted(roles)}
-        )
+    result = conn.execute(statement, params)
+    return dict(zip(result.keys(), result.one(), strict=True))
 
 
 def _state_after(spec: Table, creating: bool, move: MoveSpec | None) -> str | None:
@@ -317,7 +283,7 @@ def _judge_time(
     stamp_shifts = [
         c.rules.stamp.set for c in spec.columns if c.ref in stamps and c.rules and c.rules.stamp
     ]
-    reads = reads_of([requires, late, req.timed.at if req.timed else None, *stamp_shifts])
+    reads = store.reads([requires, late, req.timed.at if req.timed else None, *stamp_shifts])
     if requires is None and late is None and req.timed is None and not reads.tables:
         return _Verdict(False, None, None, {})
     # A new row's moments read the values being written; a held row's, the row as stored.
