@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -219,7 +219,7 @@ def parse_now(text: str | None) -> datetime | None:
     return now
 
 
-def publish(events: list[RowEvent]) -> None:
+def publish(events: list[RowEvent], extra: Mapping[str, Any] | None = None) -> None:
     """Tell the live screens, when REDIS_URL names the Redis they listen on."""
     url = os.environ.get("REDIS_URL", "")
     if not url or not events:
@@ -227,7 +227,7 @@ def publish(events: list[RowEvent]) -> None:
         return
     client = redis.Redis.from_url(url)
     try:
-        publish_events(client, events)
+        publish_events(client, events, extra)
     except redis.RedisError as error:
         log.warning("row events not published: %s", error.__class__.__name__)
     finally:

@@ -10,7 +10,7 @@ import click
 
 from adminium.control_commands import control_plane, parse_now, publish
 from adminium.demo import EXAMPLES
-from core.sample_rows import add_sample, remove_sample
+from core.sample_rows import add_sample, removal_events, remove_sample, sample_keys
 from core.samples import load_sample
 from web import controlplane
 
@@ -52,7 +52,12 @@ def sample_remove(connection: str, app: str, now_text: str | None) -> None:
     now = parse_now(now_text) or datetime.now(UTC)
     with control_plane() as session:
         found = controlplane.find_app(session, f"{connection}/{app}")
-        removed = remove_sample(controlplane.app_store(found), now=now)
+        store = controlplane.app_store(found)
+        with store.engine.connect() as conn:
+            keys = sample_keys(conn, found.name)
+        removed = remove_sample(store, now=now)
+    gone = {table: keys.get(table, set()) for table in removed}
+    publish(removal_events(connection, found.name, gone), {"removed": True})
     counts = ", ".join(f"{n} from {table}" for table, n in removed.items()) or "none"
     click.echo(f"removed sample rows of {connection}/{app}: {counts}")
 

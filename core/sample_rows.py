@@ -204,3 +204,13 @@ def sample_keys(conn: Connection, app: str) -> dict[str, set[str]]:
     for table, key in rows:
         found.setdefault(table, set()).add(key)
     return found
+
+
+def removal_events(connection: str, app: str, keys: Mapping[str, set[str]]) -> list[RowEvent]:
+    """One event per removed sample row (published with `"removed": true`), for open screens."""
+    actor = Actor.sample().name
+    return [
+        RowEvent(connection, app, table, key, None, actor)
+        for table, found in keys.items()
+        for key in sorted(found)
+    ]

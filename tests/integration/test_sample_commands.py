@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import redis
 import sqlalchemy as sa
 from click.testing import CliRunner, Result
 
 from adminium.cli import main
+from adminium.events import events_channel
 from core.sample_marks import sample_rows
 from web import controlplane
 
@@ -69,3 +73,42 @@ def test_add_refuses_a_sample_of_another_app(setup: tuple[Invoke, str], tmp_path
     assert result.exit_code == 1
     assert "the sample belongs to app 'hotel', not 'takeaway'" in result.output
     assert counts(url) == (0, 0)
+
+
+def test_remove_tells_open_screens_each_row_removed(
+    make_database: Callable[[], str], redis_url: str
+) -> None:
+    control_url, venue_url = make_database(), make_database()
+    name = f"venue-{uuid.uuid4().hex[:8]}"
+    env = {"DATABASE_URL": control_url, "REDIS_URL": redis_url}
+
+    def invoke(*args: str) -> Result:
+        return CliRunner().invoke(main, list(args), env=env)
+
+    assert invoke("connection", "add", name, "--url", venue_url).exit_code == 0
+    manifest = ROOT / "examples" / "takeaway.json"
+    assert invoke("app", "add", name, str(manifest), "--create-tables").exit_code == 0
+    now = "2026-07-01T13:00:00+01:00"
+    assert invoke("sample", "add", name, "takeaway", "--now", now).exit_code == 0
+    client = redis.Redis.from_url(redis_url)
+    listener = client.pubsub(ignore_subscribe_messages=True)
+    try:
+        listener.subscribe(events_channel(name))
+        removed = invoke("sample", "remove", name, "takeaway")
+        assert removed.exit_code == 0, removed.output
+        heard = []
+        deadline = time.monotonic() + 5
+        # get_message answers None for the ignored subscribe reply too: read until quiet.
+        while len(heard) < 18 and time.monotonic() < deadline:
+            message = listener.get_message(timeout=0.5)
+            if message is not None:
+                heard.append(json.loads(message["data"]))
+    finally:
+        listener.close()
+        client.close()
+        controlplane.engine_for(venue_url).dispose()
+        controlplane.engine_for(control_url).dispose()
+    # the sample holds 18 rows (7 orders among them): each is heard once, as removed.
+    assert len(heard) == 18
+    assert all(e["removed"] is True and e["actor"] == "Sample data" for e in heard)
+    assert sum(e["table"] == "orders" for e in heard) == 7

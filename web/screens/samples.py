@@ -11,10 +11,8 @@ from flask import current_app, render_template
 from sqlalchemy.exc import IntegrityError
 
 from adminium.events import publish_events
-from core.actors import Actor
-from core.events import RowEvent
 from core.sample_marks import sample_rows
-from core.sample_rows import remove_sample, sample_keys
+from core.sample_rows import removal_events, remove_sample, sample_keys
 from core.store import Store
 from web.api import clock
 from web.controlplane import app_store, first_line
@@ -75,12 +73,7 @@ def remove_sample_data(name: str, app_name: str) -> str:
 def publish_removed(connection: str, app: str, keys: Mapping[str, set[str]]) -> None:
     """One row event per removed row (`"removed": true`): open boards drop the cards."""
     url = current_app.config.get("REDIS_URL")
-    actor = Actor.sample().name
-    events = [
-        RowEvent(connection, app, table, key, None, actor)
-        for table, found in keys.items()
-        for key in sorted(found)
-    ]
+    events = removal_events(connection, app, keys)
     if not url or not events:
         return
     client = redis.Redis.from_url(url)
