@@ -306,35 +306,39 @@ def create_row(connection: str, app: str, table: str) -> tuple[Response, int]:
 @bp.patch(ROWS + "/<key>")
 def update_row(connection: str, app: str, table: str, key: str) -> tuple[Response, int]:
     """Change a row's values (never its state: that takes a move)."""
-    store, spec, actor = _staff_table(connection, app, table)
+    staff = _staff_table(connection, app, table)
     body: Update = body_of(Update)
-    result = write_row(
-        store,
-        table,
-        _row_key(spec, table, key),
-        actor=actor,
-        now=clock(),
-        values=values_in(spec, body.values),
-        seen_state=body.from_,
-        commit_clock=clock,
-    )
-    return write_answer(result)
+    return _write_as_staff(staff, table, key, body.values, seen_state=body.from_)
 
 
 @bp.post(ROWS + "/<key>/moves")
 def move_row(connection: str, app: str, table: str, key: str) -> tuple[Response, int]:
     """Make a listed move; an undo names the state the writer saw in `from`."""
-    store, spec, actor = _staff_table(connection, app, table)
+    staff = _staff_table(connection, app, table)
     body: Move = body_of(Move)
+    return _write_as_staff(staff, table, key, body.values, move_to=body.to, seen_state=body.from_)
+
+
+def _write_as_staff(
+    staff: tuple[Store, Table, Actor],
+    table: str,
+    key: str,
+    values: Mapping[str, Any],
+    *,
+    move_to: str | None = None,
+    seen_state: str | None = None,
+) -> tuple[Response, int]:
+    """One staff write of an existing row through the pipeline, answered as JSON."""
+    store, spec, actor = staff
     result = write_row(
         store,
         table,
         _row_key(spec, table, key),
         actor=actor,
         now=clock(),
-        values=values_in(spec, body.values),
-        move_to=body.to,
-        seen_state=body.from_,
+        values=values_in(spec, values),
+        move_to=move_to,
+        seen_state=seen_state,
         commit_clock=clock,
     )
     return write_answer(result)
