@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from adminium.embedded import Embedded, instance_folder, start_postgres
-from adminium.events import publish_events
+from adminium.events import publish_events, publish_pause
 from core.actors import Actor
 from core.errors import AdminiumError
 from core.events import RowEvent
@@ -115,7 +115,8 @@ def connection_pause(name: str) -> None:
     """Pause a connection: the clock moves none of its rows."""
     with control_plane() as session:
         controlplane.set_paused(session, name, True)
-        click.echo(f"connection {name} paused")
+    tell_screens_paused(name, True)
+    click.echo(f"connection {name} paused")
 
 
 @connection_group.command("resume")
@@ -124,7 +125,8 @@ def connection_resume(name: str) -> None:
     """Resume a connection: every row already due moves at the next minute."""
     with control_plane() as session:
         controlplane.set_paused(session, name, False)
-        click.echo(f"connection {name} resumed")
+    tell_screens_paused(name, False)
+    click.echo(f"connection {name} resumed")
 
 
 # --- apps -----------------------------------------------------------------------
@@ -217,6 +219,20 @@ def parse_now(text: str | None) -> datetime | None:
     if now.utcoffset() is None:
         raise click.BadParameter(f"{text!r} needs its offset, e.g. +00:00", param_hint="--now")
     return now
+
+
+def tell_screens_paused(name: str, paused: bool) -> None:
+    """Tell the connection's open screens, when REDIS_URL names the Redis they listen on."""
+    url = os.environ.get("REDIS_URL", "")
+    if not url:
+        return
+    client = redis.Redis.from_url(url)
+    try:
+        publish_pause(client, name, paused)
+    except redis.RedisError as error:
+        log.warning("pause of %s not published: %s", name, error.__class__.__name__)
+    finally:
+        client.close()
 
 
 def publish(events: list[RowEvent], extra: Mapping[str, Any] | None = None) -> None:

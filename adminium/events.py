@@ -39,3 +39,10 @@ def publish_events(
             pipe.execute()
     log.debug("published %s row events", sent)
     return sent
+
+
+def publish_pause(client: redis.Redis, connection: str, paused: bool) -> None:
+    """Tell a connection's open screens that it was paused or resumed."""
+    client.publish(
+        events_channel(connection), json.dumps({"connection": connection, "paused": paused})
+    )

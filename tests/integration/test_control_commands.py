@@ -99,6 +99,31 @@ def test_pause_and_resume_show_in_the_list(
     assert "venue\trunning\tUTC" in invoke("connection", "list").output
 
 
+def test_pause_and_resume_tell_open_screens(
+    control_url: str, make_database: Callable[[], str], redis_url: str
+) -> None:
+    name = f"venue-{uuid.uuid4().hex[:8]}"
+    env = {"DATABASE_URL": control_url, "REDIS_URL": redis_url}
+    assert (
+        CliRunner()
+        .invoke(main, ["connection", "add", name, "--url", make_database()], env=env)
+        .exit_code
+        == 0
+    )
+    listener = redis.Redis.from_url(redis_url)
+    channel = listener.pubsub(ignore_subscribe_messages=True)
+    channel.subscribe(events_channel(name))
+    for verb in ("pause", "resume"):
+        assert CliRunner().invoke(main, ["connection", verb, name], env=env).exit_code == 0
+    events = heard(channel, 2)
+    channel.close()
+    listener.close()
+    assert events == [
+        {"connection": name, "paused": True},
+        {"connection": name, "paused": False},
+    ]
+
+
 def test_pausing_an_unknown_connection_exits_1(invoke: Invoke) -> None:
     result = invoke("connection", "pause", "nowhere")
     assert result.exit_code == 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +11,7 @@ from flask import current_app, render_template
 from sqlalchemy.exc import DBAPIError
 from werkzeug.wrappers import Response
 
-from adminium.events import events_channel
+from adminium.events import publish_pause as publish_pause_event
 from web.api import clock
 from web.controlplane import app_store, first_line, set_paused
 from web.errors import Forbidden
@@ -130,7 +129,7 @@ def publish_pause(name: str, paused: bool) -> None:
     try:
         client = redis.Redis.from_url(url)
         try:
-            client.publish(events_channel(name), json.dumps({"connection": name, "paused": paused}))
+            publish_pause_event(client, name, paused)
         finally:
             client.close()
     except redis.RedisError as error:
