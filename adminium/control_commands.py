@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-import redis
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from adminium.embedded import Embedded, instance_folder, start_postgres
-from adminium.events import publish_events, publish_pause
+from adminium.events import publish_events, publish_pause, send_to
 from core.actors import Actor
 from core.errors import AdminiumError
 from core.events import RowEvent
@@ -223,31 +222,17 @@ def parse_now(text: str | None) -> datetime | None:
 
 def tell_screens_paused(name: str, paused: bool) -> None:
     """Tell the connection's open screens, when REDIS_URL names the Redis they listen on."""
-    url = os.environ.get("REDIS_URL", "")
-    if not url:
-        return
-    client = redis.Redis.from_url(url)
-    try:
-        publish_pause(client, name, paused)
-    except redis.RedisError as error:
-        log.warning("pause of %s not published: %s", name, error.__class__.__name__)
-    finally:
-        client.close()
+    send_to(
+        os.environ.get("REDIS_URL"), lambda c: publish_pause(c, name, paused), f"pause of {name}"
+    )
 
 
 def publish(events: list[RowEvent], extra: Mapping[str, Any] | None = None) -> None:
     """Tell the live screens, when REDIS_URL names the Redis they listen on."""
-    url = os.environ.get("REDIS_URL", "")
-    if not url or not events:
-        log.debug("no REDIS_URL: %s row events not published", len(events))
-        return
-    client = redis.Redis.from_url(url)
-    try:
-        publish_events(client, events, extra)
-    except redis.RedisError as error:
-        log.warning("row events not published: %s", error.__class__.__name__)
-    finally:
-        client.close()
+    if events:
+        send_to(
+            os.environ.get("REDIS_URL"), lambda c: publish_events(c, events, extra), "row events"
+        )
 
 
 @click.command("import")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import redis
@@ -46,3 +46,27 @@ def publish_pause(client: redis.Redis, connection: str, paused: bool) -> None:
     client.publish(
         events_channel(connection), json.dumps({"connection": connection, "paused": paused})
     )
+
+
+def send_quietly(
+    client: redis.Redis | None, send: Callable[[redis.Redis], object], what: str
+) -> None:
+    """Send on `client` (if any). The write has committed, so a Redis failure is logged, not
+    raised: open screens catch up when their socket reopens and they refetch."""
+    if client is None:
+        return
+    try:
+        send(client)
+    except redis.RedisError as error:
+        log.warning("%s not published: %s", what, error.__class__.__name__)
+
+
+def send_to(url: str | None, send: Callable[[redis.Redis], object], what: str) -> None:
+    """`send_quietly` on a client of its own for the Redis at `url` (nothing when unset)."""
+    if not url:
+        return
+    client = redis.Redis.from_url(url)
+    try:
+        send_quietly(client, send, what)
+    finally:
+        client.close()

@@ -18,7 +18,7 @@ from rq.exceptions import DuplicateJobError
 from rq.job import Job
 from sqlalchemy.orm import Session
 
-from adminium.events import publish_events
+from adminium.events import publish_events, send_quietly
 from core.actors import Actor
 from core.events import RowEvent
 from core.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection
@@ -138,12 +138,11 @@ def set_aside_events(report: SweepReport) -> list[RowEvent]:
 
 def publish_set_aside(client: redis.Redis | None, report: SweepReport) -> None:
     """Tell open screens of each row set aside (`"set_aside": true`), once the sweep is over."""
-    if client is None or not report.set_aside:
-        return
-    try:
-        publish_events(client, set_aside_events(report), {"set_aside": True})
-    except redis.RedisError as error:
-        log.warning("set-aside events not published: %s", error.__class__.__name__)
+    if report.set_aside:
+        events = set_aside_events(report)
+        send_quietly(
+            client, lambda c: publish_events(c, events, {"set_aside": True}), "set-aside events"
+        )
 
 
 def publisher(client: redis.Redis | None) -> Callable[[WriteResult], None] | None:
@@ -152,10 +151,7 @@ def publisher(client: redis.Redis | None) -> Callable[[WriteResult], None] | Non
         return None
 
     def publish(result: WriteResult) -> None:
-        try:
-            publish_events(client, result.events)
-        except redis.RedisError as error:
-            log.warning("row events not published: %s", error.__class__.__name__)
+        send_quietly(client, lambda c: publish_events(c, result.events), "row events")
 
     return publish
 

@@ -18,7 +18,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 
-from adminium.events import publish_events
+from adminium.events import publish_events, send_quietly
 from core.actors import Actor
 from core.errors import ValueRefused
 from core.manifest.model import Table
@@ -171,10 +171,11 @@ def publish(result: WriteResult) -> None:
     client = current_app.extensions.get("adminium.redis")
     if client is None:
         client = current_app.extensions["adminium.redis"] = redis.Redis.from_url(url)
-    try:
-        publish_events(client, result.events)
-    except redis.RedisError:
-        log.warning("row events of %s key=%s not published", result.table, result.key)
+    send_quietly(
+        client,
+        lambda c: publish_events(c, result.events),
+        f"row events of {result.table} key={result.key}",
+    )
 
 
 def write_answer(result: WriteResult, status: int = 200) -> tuple[Response, int]:

@@ -6,12 +6,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import redis
 from flask import current_app, render_template
 from sqlalchemy.exc import DBAPIError
 from werkzeug.wrappers import Response
 
 from adminium.events import publish_pause as publish_pause_event
+from adminium.events import send_to
 from web.api import clock
 from web.controlplane import app_store, first_line, set_paused
 from web.errors import Forbidden
@@ -123,14 +123,8 @@ def resume_connection(name: str) -> str | Response:
 
 def publish_pause(name: str, paused: bool) -> None:
     """Tell the live screens of a connection that it was paused or resumed."""
-    url = current_app.config.get("REDIS_URL")
-    if not url:
-        return
-    try:
-        client = redis.Redis.from_url(url)
-        try:
-            publish_pause_event(client, name, paused)
-        finally:
-            client.close()
-    except redis.RedisError as error:
-        log.warning("pause of connection %s not published: %s", name, error.__class__.__name__)
+    send_to(
+        current_app.config.get("REDIS_URL"),
+        lambda c: publish_pause_event(c, name, paused),
+        f"pause of connection {name}",
+    )

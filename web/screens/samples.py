@@ -6,11 +6,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-import redis
 from flask import current_app, render_template
 from sqlalchemy.exc import IntegrityError
 
-from adminium.events import publish_events
+from adminium.events import publish_events, send_to
 from core.sample_marks import sample_rows
 from core.sample_rows import removal_events, remove_sample, sample_keys
 from core.store import Store
@@ -72,14 +71,10 @@ def remove_sample_data(name: str, app_name: str) -> str:
 
 def publish_removed(connection: str, app: str, keys: Mapping[str, set[str]]) -> None:
     """One row event per removed row (`"removed": true`): open boards drop the cards."""
-    url = current_app.config.get("REDIS_URL")
     events = removal_events(connection, app, keys)
-    if not url or not events:
-        return
-    client = redis.Redis.from_url(url)
-    try:
-        publish_events(client, events, {"removed": True})
-    except redis.RedisError as error:
-        log.warning("sample removal of %s/%s not published: %s", connection, app, error)
-    finally:
-        client.close()
+    if events:
+        send_to(
+            current_app.config.get("REDIS_URL"),
+            lambda c: publish_events(c, events, {"removed": True}),
+            f"sample removal of {connection}/{app}",
+        )
