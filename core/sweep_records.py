@@ -66,15 +66,23 @@ class SetAside:
     code: str
     moment: datetime
     until: datetime
+    message: str = ""
+    at: datetime | None = None
 
 
 RecordKey = tuple[str, str, str, int]
 """(app, table, row key as text, rule number)."""
 
 
-def read_set_aside(conn: Connection, apps: list[str]) -> dict[RecordKey, SetAside]:
-    """Every set-aside record of the apps, by (app, table, key, rule)."""
-    query = sa.select(set_aside).where(set_aside.c.app.in_(apps))
+def read_set_aside(
+    conn: Connection, apps: list[str], *, table: str | None = None, key: str | None = None
+) -> dict[RecordKey, SetAside]:
+    """The set-aside records of the apps (of one table, or one row), oldest refusal first."""
+    query = sa.select(set_aside).where(set_aside.c.app.in_(apps)).order_by(set_aside.c.at)
+    if table is not None:
+        query = query.where(set_aside.c.table_name == table)
+    if key is not None:
+        query = query.where(set_aside.c.row_key == key)
     found: dict[RecordKey, SetAside] = {}
     for row in conn.execute(query).mappings():
         record = SetAside(
@@ -85,6 +93,8 @@ def read_set_aside(conn: Connection, apps: list[str]) -> dict[RecordKey, SetAsid
             row["code"],
             row["moment"],
             row["until"],
+            row["message"],
+            row["at"],
         )
         found[(record.app, record.table, record.key, record.rule)] = record
     return found

@@ -6,19 +6,17 @@ Reads only; every write goes through `core.writes.write_row`. The due rows come 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.due import Rule, find_due, moment_tables, timed_rules
 from core.moments import MomentContext, MomentValueError, Reading, Tables, resolve_moment
 from core.store import Row, Store
-from core.sweep_records import read_set_aside, recent_sweeps
-from core.sweep_records import set_aside as set_aside_table
+from core.sweep_records import SetAside, read_set_aside, recent_sweeps
 
 PENDING_HORIZON = timedelta(days=7)
 """How far ahead the pending list looks."""
@@ -127,43 +125,28 @@ def set_aside_rows(
     if not stores:
         return found
     by_app = {s.app.name: s for s in stores}
-    query = sa.select(set_aside_table).where(set_aside_table.c.app.in_(list(by_app)))
-    if table is not None:
-        query = query.where(set_aside_table.c.table_name == table)
-    if key is not None:
-        query = query.where(set_aside_table.c.row_key == key)
     with stores[0].engine.connect() as conn:
-        records = list(conn.execute(query.order_by(set_aside_table.c.at)).mappings())
+        records = read_set_aside(conn, list(by_app), table=table, key=key).values()
         tables = {name: read_tables(s, conn) for name, s in by_app.items()}
         for record in records:
-            aside = _still_aside(conn, by_app[record["app"]], record, tables[record["app"]])
+            aside = _still_aside(conn, by_app[record.app], record, tables[record.app])
             if aside is not None:
                 found.append(aside)
     return found
 
 
-def _still_aside(
-    conn: Connection, store: Store, record: Mapping[str, Any], tables: Tables
-) -> Aside | None:
+def _still_aside(conn: Connection, store: Store, record: SetAside, tables: Tables) -> Aside | None:
     """A set-aside record as shown, or None once its row left `from` or was re-dated."""
-    rule = _rule_by_number(store, record["table_name"], record["rule"])
+    rule = _rule_by_number(store, record.table, record.rule)
     if rule is None:
         return None
-    row = store.read_row(conn, rule.table, store.coerce_key(rule.table, record["row_key"]))
+    row = store.read_row(conn, rule.table, store.coerce_key(rule.table, record.key))
     if row is None:
         return None
     waiting = waiting_on([rule], row, tables)
-    if waiting is None or waiting.reading.at != record["moment"]:
+    if waiting is None or waiting.reading.at != record.moment:
         return None
-    return Aside(
-        rule,
-        record["row_key"],
-        record["code"],
-        record["message"],
-        record["moment"],
-        record["until"],
-        row,
-    )
+    return Aside(rule, record.key, record.code, record.message, record.moment, record.until, row)
 
 
 def last_sweep(store: Store, connection: str) -> dict[str, Any] | None:
