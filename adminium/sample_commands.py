@@ -10,7 +10,7 @@ import click
 
 from adminium.control_commands import control_plane, parse_now, publish
 from adminium.demo import EXAMPLES
-from core.sample_rows import add_sample, removal_events, remove_sample, sample_keys
+from core.sample_rows import add_sample, marked_keys, removal_events, remove_sample
 from core.samples import load_sample
 from web import controlplane
 
@@ -53,8 +53,7 @@ def sample_remove(connection: str, app: str, now_text: str | None) -> None:
     with control_plane() as session:
         found = controlplane.find_app(session, f"{connection}/{app}")
         store = controlplane.app_store(found)
-        with store.engine.connect() as conn:
-            keys = sample_keys(conn, found.name)
+        keys = marked_keys(store)
         removed = remove_sample(store, now=now)
     gone = {table: keys.get(table, set()) for table in removed}
     publish(removal_events(connection, found.name, gone), {"removed": True})

@@ -49,8 +49,6 @@ def add_sample(store: Store, sample: SampleFile, *, now: datetime) -> list[Sampl
         raise SampleRefused(
             f"the sample belongs to app {sample.app!r}, not {app.name!r}", {"app": sample.app}
         )
-    with store.engine.begin() as conn:
-        sample_rows.create(conn, checkfirst=True)
     actor = sample_actor(app)
     read_tables = (store.moment_tables() | {"settings"}) & set(app.tables)
     labels: dict[str, Any] = {}
@@ -123,7 +121,6 @@ def remove_sample(store: Store, *, now: datetime) -> dict[str, int]:
     app = store.app
     removed: dict[str, int] = {}
     with store.engine.begin() as conn:
-        sample_rows.create(conn, checkfirst=True)
         marks = conn.execute(
             sa.select(sample_rows.c.table_name, sample_rows.c.row_key).where(
                 sample_rows.c.app == app.name
@@ -214,3 +211,9 @@ def removal_events(connection: str, app: str, keys: Mapping[str, set[str]]) -> l
         for table, found in keys.items()
         for key in sorted(found)
     ]
+
+
+def marked_keys(store: Store) -> dict[str, set[str]]:
+    """The keys of the app's sample rows by table, read before a removal (for its events)."""
+    with store.engine.connect() as conn:
+        return sample_keys(conn, store.app.name)

@@ -10,9 +10,7 @@ from flask import current_app, render_template
 from sqlalchemy.exc import IntegrityError
 
 from adminium.events import publish_events, send_to
-from core.sample_marks import sample_rows
-from core.sample_rows import removal_events, remove_sample, sample_keys
-from core.store import Store
+from core.sample_rows import marked_keys, removal_events, remove_sample
 from web.api import clock
 from web.controlplane import app_store, first_line
 from web.errors import Forbidden
@@ -35,13 +33,6 @@ def may_remove_sample(user: User, app: App) -> bool:
 def removable_apps(user: User, apps: list[App]) -> frozenset[str]:
     """The names of the apps whose sample data the user may remove."""
     return frozenset(app.name for app in apps if may_remove_sample(user, app))
-
-
-def marked_keys(store: Store) -> dict[str, set[str]]:
-    """The keys of the app's sample rows by table, read before they go (for the events)."""
-    with store.engine.begin() as conn:
-        sample_rows.create(conn, checkfirst=True)
-        return sample_keys(conn, store.app.name)
 
 
 @bp.post("/connections/<name>/apps/<app_name>/sample/remove")
