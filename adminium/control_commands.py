@@ -112,20 +112,22 @@ def connection_list() -> None:
 @click.argument("name")
 def connection_pause(name: str) -> None:
     """Pause a connection: the clock moves none of its rows."""
-    with control_plane() as session:
-        controlplane.set_paused(session, name, True)
-    tell_screens_paused(name, True)
-    click.echo(f"connection {name} paused")
+    _set_paused(name, True)
 
 
 @connection_group.command("resume")
 @click.argument("name")
 def connection_resume(name: str) -> None:
     """Resume a connection: every row already due moves at the next minute."""
+    _set_paused(name, False)
+
+
+def _set_paused(name: str, paused: bool) -> None:
+    """Pause or resume, tell the open screens, and say so."""
     with control_plane() as session:
-        controlplane.set_paused(session, name, False)
-    tell_screens_paused(name, False)
-    click.echo(f"connection {name} resumed")
+        controlplane.set_paused(session, name, paused)
+    tell_screens_paused(name, paused)
+    click.echo(f"connection {name} {'paused' if paused else 'resumed'}")
 
 
 # --- apps -----------------------------------------------------------------------
