@@ -9,11 +9,18 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from hypothesis import settings
 from psycopg import sql
 
 from adminium.embedded import Embedded, start_postgres, start_redis
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Property tests: `ci` (the default) runs the same examples every time, so a red build is
+# red again on a rerun; `wide` (HYPOTHESIS_PROFILE=wide) searches far more, by hand.
+settings.register_profile("ci", derandomize=True, database=None, max_examples=200)
+settings.register_profile("wide", max_examples=5000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from core.manifest.check import Refusal, check_manifest, check_manifest_text
 from tests.core.manifest_cases import EXAMPLE_NAMES, example
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 NAMES = st.sampled_from(
     ["placed", "cancelled", "valid", "booked", "status", "id", "settings", "orders", "x", "Bad"]

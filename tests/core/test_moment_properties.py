@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from functools import cache
 from zoneinfo import ZoneInfo
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.clock import venue_zone, wall_to_instant
@@ -30,7 +30,17 @@ EARLIEST, LATEST = timedelta(hours=-15), timedelta(hours=13)
 # From 1990 on, every zone's offsets are whole minutes, so a minute scan sees every wall minute.
 FIRST_YEAR, LAST_YEAR = 1990, 2037
 ZONES = sorted(name for name in zoneinfo.available_timezones() if "localtime" not in name)
-PROPERTY = settings(max_examples=200, deadline=None)
+# How many examples, and whether derandomized, comes from the profile (tests/conftest.py).
+PROPERTY = settings(deadline=None)
+
+
+# America/Scoresbysund sprang from -02:00 to -01:00 at 01:00 UTC on 30 March 2025: its
+# clock went from 22:59 on the 29th straight to 00:00 on the 30th, so 23:59 on the 29th
+# was never shown. The hour after it is 00:59 on the 30th (-01:00), which is 01:59 UTC:
+# the next calendar day, which the statement must keep.
+SCORESBYSUND = ZoneInfo("America/Scoresbysund")
+SKIPPED_BEFORE_MIDNIGHT = (date(2025, 3, 29), time(23, 59))
+HOUR_AFTER_NEXT_DAY = datetime(2025, 3, 30, 1, 59, tzinfo=UTC)
 
 
 def wall_at(instant: datetime, zone: ZoneInfo) -> datetime:
@@ -49,8 +59,10 @@ def expected_instant(day: date, wall: time, zone: ZoneInfo) -> datetime:
             return instant
     for before, after in itertools.pairwise(shown):
         if before < target < after:
+            # The hour after may fall on the next day (a jump at midnight): keep its date.
             jump = after - (before + MINUTE)
-            return expected_instant(day, (target + jump).time(), zone)
+            later = target + jump
+            return expected_instant(later.date(), later.time(), zone)
     raise AssertionError(f"{target} is neither shown nor skipped in {zone.key}")
 
 
@@ -117,6 +129,7 @@ def test_minutes_and_hours_are_elapsed_time(
 
 @PROPERTY
 @given(venue_walls(), st.integers(0, 400), st.sampled_from([1, -1]))
+@example((SCORESBYSUND, *SKIPPED_BEFORE_MIDNIGHT), 1, 1)
 def test_days_are_calendar_days_at_the_same_wall_time(
     target: tuple[ZoneInfo, date, time], count: int, sign: int
 ) -> None:
@@ -127,3 +140,18 @@ def test_days_are_calendar_days_at_the_same_wall_time(
     shown = wall_at(instant, zone)
     expected = expected_instant(shown.date() + timedelta(days=sign * count), shown.time(), zone)
     assert apply_shift(instant, Shift(days=count), sign, {}, zone) == expected
+
+
+def test_a_skipped_wall_time_whose_hour_after_is_the_next_day() -> None:
+    day, wall = SKIPPED_BEFORE_MIDNIGHT
+    assert expected_instant(day, wall, SCORESBYSUND) == HOUR_AFTER_NEXT_DAY
+    assert wall_to_instant(day, wall, SCORESBYSUND) == HOUR_AFTER_NEXT_DAY
+    assert HOUR_AFTER_NEXT_DAY.astimezone(SCORESBYSUND).isoformat() == "2025-03-30T00:59:00-01:00"
+
+
+def test_one_day_after_the_day_before_lands_on_the_hour_after() -> None:
+    # 23:59 on the 28th (-02:00) plus one calendar day is 23:59 on the 29th: skipped, so
+    # the hour after, 00:59 on the 30th.
+    start = datetime(2025, 3, 29, 1, 59, tzinfo=UTC)
+    assert start.astimezone(SCORESBYSUND).isoformat() == "2025-03-28T23:59:00-02:00"
+    assert apply_shift(start, Shift(days=1), 1, {}, SCORESBYSUND) == HOUR_AFTER_NEXT_DAY
