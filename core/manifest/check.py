@@ -53,6 +53,7 @@ def check_app(app: App) -> list[Refusal]:
     """The rules that read the whole document, for a manifest of the right shape."""
     lk = Lookup(app)
     out: Out = []
+    _check_schema(out, app.schema_name)
     for index, role in enumerate(app.roles):
         if role == PUBLIC_ROLE:
             sentence = '"public" is kept for guests: give the staff role another name'
@@ -64,6 +65,25 @@ def check_app(app: App) -> list[Refusal]:
     if app.outbox is not None:
         _check_outbox(lk, out)
     return out
+
+
+def _check_schema(out: Out, schema: str) -> None:
+    """An app's tables never share a schema with Adminium's own tables or PostgreSQL's catalog."""
+    if schema.startswith("adminium"):
+        sentence = (
+            f"{shown(schema)} is where Adminium keeps its own tables (users, password and token"
+            " hashes, the audit): an app there would show and change them; give the app a"
+            " schema of its own"
+        )
+    elif schema.startswith("pg_") or schema == "information_schema":
+        sentence = (
+            f"{shown(schema)} is where PostgreSQL keeps its own catalog: an app there would"
+            " show and change the database's roles and settings; give the app a schema of"
+            " its own"
+        )
+    else:
+        return
+    out.append(Refusal(where("schema"), sentence))
 
 
 def _check_columns(lk: Lookup, out: Out, at: Path, name: str, table: Table) -> None:

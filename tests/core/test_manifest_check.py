@@ -92,6 +92,9 @@ GOOD: dict[str, tuple[str, Mutation]] = {
         "takeaway",
         put(*ORDERS, "timed", 0, "set", value={"cancel_code": "closed", "note": None}),
     ),
+    "a_schema_of_its_own": ("takeaway", put("schema", value="takeaway")),
+    "a_schema_named_admin": ("takeaway", put("schema", value="admin")),
+    "a_schema_with_pg_inside": ("takeaway", put("schema", value="shop_pg_data")),
     "late_refuse_everyone": (
         "hotel",
         both(put(*STAYS, "late", 0, "mode", value="refuse"),

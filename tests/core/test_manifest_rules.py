@@ -27,6 +27,14 @@ LATE_REFUSE = {
     "mode": "refuse",
 }
 LATE_CHECK_IN = {**LATE_REFUSE, "to": "checked_in", "mode": "flag", "flag": "late_cancel"}
+ADMINIUM_SCHEMA = (
+    "{} is where Adminium keeps its own tables (users, password and token hashes, the"
+    " audit): an app there would show and change them; give the app a schema of its own"
+)
+POSTGRESQL_SCHEMA = (
+    "{} is where PostgreSQL keeps its own catalog: an app there would show and change"
+    " the database's roles and settings; give the app a schema of its own"
+)
 
 # (example, mutation, [(where, sentence), …])
 BAD: dict[str, tuple[str, Mutation, Expected]] = {
@@ -282,6 +290,27 @@ BAD: dict[str, tuple[str, Mutation, Expected]] = {
         "hotel",
         put("outbox", "settings", "table", value="config"),
         [("outbox.settings.table", 'there is no table "config"')],
+    ),
+    # --- the schema: never one where Adminium or PostgreSQL keeps its own tables ---
+    "schema_of_adminium_itself": (
+        "takeaway",
+        put("schema", value="adminium"),
+        [("schema", ADMINIUM_SCHEMA.format('"adminium"'))],
+    ),
+    "schema_of_the_control_plane": (
+        "takeaway",
+        put("schema", value="adminium_control"),
+        [("schema", ADMINIUM_SCHEMA.format('"adminium_control"'))],
+    ),
+    "schema_of_the_postgresql_catalog": (
+        "takeaway",
+        put("schema", value="pg_catalog"),
+        [("schema", POSTGRESQL_SCHEMA.format('"pg_catalog"'))],
+    ),
+    "schema_of_information_schema": (
+        "takeaway",
+        put("schema", value="information_schema"),
+        [("schema", POSTGRESQL_SCHEMA.format('"information_schema"'))],
     ),
 }  # fmt: skip
 
