@@ -16,10 +16,10 @@ from core.errors import (
     StateMoveForbidden,
     StateMoveNotListed,
     UndoRefused,
-    ValueRefused,
 )
 from core.manifest.model import MoveSpec, Table, ValueWatch
 from core.moments import Tables, apply_shift
+from core.values import checked_value
 
 Row = Mapping[str, Any]
 
@@ -46,7 +46,11 @@ def owned_columns(spec: Table) -> dict[str, str]:
 def writer_values(
     spec: Table, values: Mapping[str, Any], actor: Actor, *, creating: bool
 ) -> dict[str, Any]:
-    """A writer's values, checked: unknown, key and owned columns refused, flags dropped."""
+    """A writer's values, checked: unknown, key and owned columns refused, flags dropped.
+
+    Each value kept meets `checked_value`: what no column holds is VALUE_REFUSED here,
+    for every writer, before the database sees it.
+    """
     columns = {c.ref: c for c in spec.columns}
     owned = owned_columns(spec)
     kept: dict[str, Any] = {}
@@ -64,17 +68,7 @@ def writer_values(
             raise ColumnReadOnly(f"{name!r} is written by Adminium", _why(name, reason))
         if name == spec.key and not (creating and column is not None and column.type != "serial"):
             raise ColumnReadOnly(f"{name!r} is the row's key", _why(name, "key"))
-        if (
-            column is not None
-            and column.type == "timestamptz"
-            and isinstance(value, datetime)
-            and value.utcoffset() is None
-        ):
-            raise ValueRefused(
-                f"{name!r} takes a time with its offset",
-                {"column": name, "reason": "type"},
-            )
-        kept[name] = value
+        kept[name] = checked_value(name, column.type, value) if column is not None else value
     return kept
 
 
