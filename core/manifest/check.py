@@ -29,9 +29,26 @@ from core.manifest.moment_rules import (
 )
 from core.manifest.refusal import Refusal, listing, shown, where
 from core.manifest.state_rules import PUBLIC_ROLE, check_states
-from core.manifest.structure import parse_text, structural_refusals
+from core.manifest.structure import (
+    content_refusals,
+    decode_text,
+    parse_text,
+    structural_refusals,
+)
 
-__all__ = ["Refusal", "check_app", "check_manifest", "check_manifest_text"]
+__all__ = [
+    "Refusal",
+    "check_app",
+    "check_manifest",
+    "check_manifest_file",
+    "check_manifest_text",
+]
+
+
+def check_manifest_file(data: bytes, name: str) -> list[Refusal]:
+    """Check a manifest file's bytes: text that is not UTF-8 is one refusal naming the file."""
+    text, refusals = decode_text(data, name)
+    return refusals or check_manifest_text(text or "")
 
 
 def check_manifest_text(text: str) -> list[Refusal]:
@@ -42,11 +59,16 @@ def check_manifest_text(text: str) -> list[Refusal]:
 
 def check_manifest(app_json: Any) -> list[Refusal]:
     """Check parsed manifest JSON; an empty list means ok."""
-    try:
-        app = load_app(app_json)
-    except ValidationError as error:
-        return structural_refusals(error)
-    return check_app(app)
+    refusals = content_refusals(app_json)
+    if not refusals:
+        try:
+            app = load_app(app_json)
+        except ValidationError as error:
+            refusals = structural_refusals(error)
+        else:
+            refusals = check_app(app)
+    # Refusals echo names as written; a lone surrogate among them must still print.
+    return [refusal.printable() for refusal in refusals]
 
 
 def check_app(app: App) -> list[Refusal]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 _PLAIN = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,19 @@ class Refusal:
 
     def __str__(self) -> str:
         return f"{self.where}: {self.sentence}"
+
+    def printable(self) -> Refusal:
+        """The refusal with any lone surrogate it echoes written as JSON writes it (`\\ud800`).
+
+        A lone surrogate is valid in JSON text but is no character: printed, or sent as
+        UTF-8, it would fail where the refusal is shown rather than be read.
+        """
+        return Refusal(escape_surrogates(self.where), escape_surrogates(self.sentence))
+
+
+def escape_surrogates(text: str) -> str:
+    """Text with each lone surrogate written as its JSON escape, so it encodes as UTF-8."""
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def where(*parts: str | int) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ from pydantic_core import ErrorDetails
 
 from core.manifest import base, model
 from core.manifest.refusal import Refusal, shown, where
+from core.values import text_fault
 
 _KINDS = {
     "string_type": "text",
@@ -108,8 +110,51 @@ def structural_refusals(error: ValidationError) -> list[Refusal]:
     return [Refusal(_location(e["loc"]), _sentence(e)) for e in error.errors()]
 
 
+def content_refusals(data: Any) -> list[Refusal]:
+    """Text (names too) and numbers no database holds, anywhere in parsed JSON, in order.
+
+    A NUL or half of a character in a title, a default or a name, or a number beyond
+    what a float holds (`1e400` reads as Infinity), would pass the model and fail only
+    where the manifest is saved, installed or written from.
+    """
+    out: list[Refusal] = []
+    # Walked with a stack of its own: parsed JSON may be nested as deep as a parser allows.
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
+    while stack:
+        at, value = stack.pop()
+        name = at[-1] if at and isinstance(at[-1], str) else None
+        if name is not None and (fault := text_fault(name)) is not None:
+            out.append(Refusal(where(*at), f"the name {shown(name)} holds {fault}: remove it"))
+        if isinstance(value, dict):
+            stack.extend(((*at, key), inner) for key, inner in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend(((*at, i), inner) for i, inner in reversed(list(enumerate(value))))
+        elif isinstance(value, str) and (fault := text_fault(value)) is not None:
+            out.append(Refusal(where(*at), f"{shown(value)} holds {fault}: remove it"))
+        elif isinstance(value, float) and not math.isfinite(value):
+            sentence = f"{json.dumps(value)} is no number a column holds: write a finite number"
+            out.append(Refusal(where(*at), sentence))
+    return out
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(name)
+
+
+def decode_text(data: bytes, name: str) -> tuple[str | None, list[Refusal]]:
+    """A manifest file's bytes as text; bytes that are not UTF-8 are one refusal naming the file."""
+    try:
+        # An editor's byte order mark is no mistake of the author's: it is read past.
+        return data.decode("utf-8-sig"), []
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = len(data[line_start : exc.start].decode("utf-8-sig")) + 1
+        sentence = (
+            f"this is not UTF-8 text: the byte 0x{data[exc.start]:02x} at line {line},"
+            f" column {column} is no UTF-8; save the file as UTF-8"
+        )
+        return None, [Refusal(name, sentence).printable()]
 
 
 def parse_text(text: str) -> tuple[Any, list[Refusal]]:

@@ -129,3 +129,15 @@ def test_manifest_that_is_not_an_object_is_refused() -> None:
 
 def test_refusal_reads_where_then_sentence() -> None:
     assert str(Refusal("tables.orders.key", "x")) == "tables.orders.key: x"
+
+
+def test_a_number_beyond_a_float_is_refused_where_it_stands() -> None:
+    # JSON has no limit on numbers; Python reads 1e400 as Infinity, which no column holds.
+    text = '{"name": "x", "tables": {"t": {"key": "id", "columns": [{"ref": "id", "type":'
+    text += ' "serial"}, {"ref": "n", "type": "numeric", "default": 1e400}]}}}'
+    assert check_manifest_text(text) == [
+        Refusal(
+            "tables.t.columns[1].default",
+            "Infinity is no number a column holds: write a finite number",
+        )
+    ]

@@ -42,3 +42,29 @@ def test_check_refuses_malformed_json_with_line_and_column(tmp_path: Path) -> No
         1,
         "line 2, column 15: this is not JSON: extra data\n",
     )
+
+
+def test_check_refuses_a_file_that_is_not_utf8_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.json"
+    # "café" saved as Latin-1: é is the byte 0xe9, the 16th character of line 2.
+    path.write_bytes(b'{\n  "title": "caf\xe9",\n  "name": "x"}')
+    result = CliRunner().invoke(main, ["check", str(path)])
+    assert (result.exit_code, result.output) == (
+        1,
+        f"{path}: this is not UTF-8 text: the byte 0xe9 at line 2, column 16 is no UTF-8;"
+        " save the file as UTF-8\n",
+    )
+
+
+def test_check_prints_a_refusal_that_echoes_a_lone_surrogate(tmp_path: Path) -> None:
+    # "\ud800" is valid JSON but no character: the refusal shows it as it was written.
+    path = tmp_path / "surrogate.json"
+    path.write_text('{"name": "\\ud800", "tables": {"\\udc00x": {}}}', encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", str(path)])
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code == 1
+    half = "holds half of a character (a lone surrogate), which is no text: remove it"
+    assert result.output.splitlines() == [
+        f'name: "\\ud800" {half}',
+        f'tables."\\udc00x": the name "\\udc00x" {half}',
+    ]

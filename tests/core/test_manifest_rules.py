@@ -312,6 +312,37 @@ BAD: dict[str, tuple[str, Mutation, Expected]] = {
         put("schema", value="information_schema"),
         [("schema", POSTGRESQL_SCHEMA.format('"information_schema"'))],
     ),
+    # --- text and numbers no database holds, anywhere in the document ---
+    "title_holding_a_nul": (
+        "takeaway",
+        put("title", value="Take\x00away"),
+        [("title", '"Take\\u0000away" holds a NUL character (\\u0000), which no database'
+          " text may hold: remove it")],
+    ),
+    "default_holding_a_lone_surrogate": (
+        "takeaway",
+        put("tables", "orders", "columns", 0, "default", value="A\ud800"),
+        [("tables.orders.columns[0].default", '"A\\ud800" holds half of a character (a lone'
+          " surrogate), which is no text: remove it")],
+    ),
+    "name_of_a_table_holding_a_lone_surrogate": (
+        "takeaway",
+        put("tables", "x\udc00", value={}),
+        [('tables."x\\udc00"', 'the name "x\\udc00" holds half of a character (a lone'
+          " surrogate), which is no text: remove it")],
+    ),
+    "set_value_that_is_infinity": (
+        "takeaway",
+        put(*ORDERS, "timed", 0, "set", "cancel_code", value=float("inf")),
+        [("tables.orders.states.timed[0].set.cancel_code",
+          "Infinity is no number a column holds: write a finite number")],
+    ),
+    "condition_value_that_is_nan": (
+        "tickets",
+        put(*TICKETS, "moves", "valid", 1, "requires", "setting", 0, "eq", value=float("nan")),
+        [("tables.tickets.states.moves.valid[1].requires.setting[0].eq",
+          "NaN is no number a column holds: write a finite number")],
+    ),
 }  # fmt: skip
 
 
