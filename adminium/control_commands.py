@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,13 +22,13 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from adminium.embedded import Embedded, instance_folder, start_postgres
-from adminium.events import publish_events, publish_pause, send_to
-from core.actors import Actor
 from core.errors import AdminiumError
-from core.events import RowEvent
-from core.writes import write_row
-from web import controlplane
-from web.controlplane import ManifestRefused
+from services import apps, connections, users
+from services.apps import app_store, find_table
+from services.errors import ManifestRefused, first_line
+from services.events import Publisher
+from services.storage import open_session, upgrade_control_plane
+from services.writes import import_rows
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ def control_plane_url() -> str:
         embedded = Embedded()
         click.get_current_context().call_on_close(embedded.stop)
         url = start_postgres(instance_folder() / "pg", embedded)
-    controlplane.upgrade_control_plane(url)
+    upgrade_control_plane(url)
     return url
 
 
@@ -48,7 +48,7 @@ def control_plane_url() -> str:
 def control_plane() -> Iterator[Session]:
     """A control-plane session; refusals and database failures become one clear error."""
     try:
-        with controlplane.open_session(control_plane_url()) as session:
+        with open_session(control_plane_url()) as session:
             yield session
     except ManifestRefused as refused:
         lines = [f"  {r['where']}: {r['sentence']}" for r in refused.details["refusals"]]
@@ -58,9 +58,7 @@ def control_plane() -> Iterator[Session]:
     except AdminiumError as error:
         raise click.ClickException(error.message) from None
     except SQLAlchemyError as error:
-        raise click.ClickException(
-            f"the database refused: {controlplane.first_line(error)}"
-        ) from None
+        raise click.ClickException(f"the database refused: {first_line(error)}") from None
 
 
 def read_json(file: Path) -> Any:
@@ -88,7 +86,7 @@ def connection_group() -> None:
 def connection_add(name: str, url: str, zone: str | None) -> None:
     """Add a connection to a venue's database."""
     with control_plane() as session:
-        connection = controlplane.add_connection(session, name, url, zone)
+        connection = connections.add_connection(session, name, url, zone)
         click.echo(
             f"connection {connection.name} added: {connection.safe_url}, "
             f"zone {connection.zone_name}"
@@ -99,10 +97,10 @@ def connection_add(name: str, url: str, zone: str | None) -> None:
 def connection_list() -> None:
     """List the connections (passwords hidden)."""
     with control_plane() as session:
-        connections = controlplane.list_connections(session)
-        if not connections:
+        found = connections.list_connections(session)
+        if not found:
             click.echo("no connections yet: adminium connection add NAME --url URL")
-        for c in connections:
+        for c in found:
             apps = ", ".join(a.name for a in c.apps) or "no apps"
             state = "paused" if c.paused else "running"
             click.echo(f"{c.name}\t{state}\t{c.zone_name}\t{c.safe_url}\t{apps}")
@@ -124,9 +122,8 @@ def connection_resume(name: str) -> None:
 
 def _set_paused(name: str, paused: bool) -> None:
     """Pause or resume, tell the open screens, and say so."""
-    with control_plane() as session:
-        controlplane.set_paused(session, name, paused)
-    tell_screens_paused(name, paused)
+    with control_plane() as session, redis_publisher() as publisher:
+        connections.set_paused(session, name, paused, publisher)
     click.echo(f"connection {name} {'paused' if paused else 'resumed'}")
 
 
@@ -153,7 +150,7 @@ def app_add(connection: str, file: Path, create_tables: bool, replace: bool) -> 
     if not isinstance(manifest, dict):
         raise click.ClickException(f"{file} holds no manifest: a JSON object is expected")
     with control_plane() as session:
-        app = controlplane.add_app(
+        app = apps.add_app(
             session, connection, manifest, replace=replace, create_tables=create_tables
         )
         tables = ", ".join(app.model.tables)
@@ -182,7 +179,7 @@ def user_add(email: str, role: str, app: str | None, password_stdin: bool) -> No
         if not password:
             raise click.ClickException("no password on stdin")
     with control_plane() as session:
-        added = controlplane.add_user(session, email, role, app, password)
+        added = users.add_user(session, email, role, app, password)
         where = f"app {app}" if app else "every app"
         click.echo(f"user {added.user.email} holds {role} in {where}")
         if added.token:
@@ -194,7 +191,7 @@ def user_add(email: str, role: str, app: str | None, password_stdin: bool) -> No
 def user_token(email: str) -> None:
     """Give a user a new API token; the old one opens nothing from then on."""
     with control_plane() as session:
-        token = controlplane.renew_token(session, email)
+        token = users.renew_token(session, email)
         click.echo(f"API token (shown once, keep it): {token}")
 
 
@@ -222,19 +219,9 @@ def parse_now(text: str | None) -> datetime | None:
     return now
 
 
-def tell_screens_paused(name: str, paused: bool) -> None:
-    """Tell the connection's open screens, when REDIS_URL names the Redis they listen on."""
-    send_to(
-        os.environ.get("REDIS_URL"), lambda c: publish_pause(c, name, paused), f"pause of {name}"
-    )
-
-
-def publish(events: list[RowEvent], extra: Mapping[str, Any] | None = None) -> None:
-    """Tell the live screens, when REDIS_URL names the Redis they listen on."""
-    if events:
-        send_to(
-            os.environ.get("REDIS_URL"), lambda c: publish_events(c, events, extra), "row events"
-        )
+def redis_publisher() -> Publisher:
+    """A publisher to the live screens, when REDIS_URL names the Redis they listen on."""
+    return Publisher.from_url(os.environ.get("REDIS_URL"))
 
 
 @click.command("import")
@@ -245,28 +232,13 @@ def publish(events: list[RowEvent], extra: Mapping[str, Any] | None = None) -> N
 def import_command(connection: str, table: str, file: Path, now_text: str | None) -> None:
     """Import FILE's JSON array of rows into TABLE, each row a write by `Import`."""
     rows = read_rows(file)
-    now = parse_now(now_text)
-    refused = 0
-    events: list[RowEvent] = []
-    with control_plane() as session:
-        app = controlplane.find_table(session, connection, table)
-        store = controlplane.app_store(app)
+    now = parse_now(now_text) or datetime.now(UTC)
+    with control_plane() as session, redis_publisher() as publisher:
+        app = find_table(session, connection, table)
         name = table.rpartition(".")[2]
-        for number, row in enumerate(rows, start=1):
-            try:
-                result = write_row(
-                    store, name, actor=Actor.importer(), now=now or datetime.now(UTC), values=row
-                )
-            except AdminiumError as error:
-                refused += 1
-                click.echo(f"row {number} refused: {error.code}: {error.message}", err=True)
-                continue
-            events.extend(result.events)
-    publish(events)
-    click.echo(f"imported {len(rows) - refused} of {len(rows)} rows into {app.name}.{name}")
-    if refused:
+        report = import_rows(app_store(app), name, rows, now=now, publisher=publisher)
+    for number, error in report.refused:
+        click.echo(f"row {number} refused: {error.code}: {error.message}", err=True)
+    click.echo(f"imported {report.imported} of {len(rows)} rows into {app.name}.{name}")
+    if report.refused:
         raise click.exceptions.Exit(1)
-
-
-COMMANDS: tuple[click.Command, ...] = (connection_group, app_group, user_group, import_command)
-"""What `adminium.cli` registers on `main`."""

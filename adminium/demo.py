@@ -20,10 +20,13 @@ import psycopg
 from psycopg import sql
 from sqlalchemy import select
 
-from core.sample_rows import SampleRow, add_sample
+from core.sample_rows import SampleRow
 from core.samples import load_sample
-from web import controlplane
-from web.models import Connection
+from services import apps, connections, users
+from services.events import NO_PUBLISHER
+from services.models import Connection
+from services.samples import add_sample_data
+from services.storage import open_session
 
 log = logging.getLogger(__name__)
 
@@ -52,20 +55,23 @@ def install_demo(
 ) -> dict[str, list[SampleRow]]:
     """Install whatever of the demo is missing; the samples added, by app (empty when done)."""
     added: dict[str, list[SampleRow]] = {}
-    with controlplane.open_session(control_url) as session:
+    with open_session(control_url) as session:
         connection = session.scalar(select(Connection).where(Connection.name == DEMO_CONNECTION))
         if connection is None:
             url = demo_database(control_url, database)
-            connection = controlplane.add_connection(session, DEMO_CONNECTION, url, DEMO_ZONE)
+            connection = connections.add_connection(session, DEMO_CONNECTION, url, DEMO_ZONE)
         have = {app.name for app in connection.apps}
         for name in DEMO_APPS:
             if name in have:
                 continue
-            app = controlplane.add_app(
+            app = apps.add_app(
                 session, DEMO_CONNECTION, demo_manifest(examples, name), create_tables=True
             )
             sample = load_sample(examples / f"{name}.sample.json")
-            added[name] = add_sample(controlplane.app_store(app), sample, now=now)
+            # No screen is open before the first run has started the web.
+            added[name] = add_sample_data(
+                apps.app_store(app), sample, now=now, publisher=NO_PUBLISHER
+            )
         if added:
             add_demo_user(session)
     if added:
@@ -84,7 +90,7 @@ def add_demo_user(session: Any) -> None:
     """The demo staff account, manager of each demo app, with the documented password."""
     for name in DEMO_APPS:
         password = DEMO_PASSWORD if name == DEMO_APPS[0] else None
-        controlplane.add_user(
+        users.add_user(
             session, DEMO_EMAIL, DEMO_ROLE, f"{DEMO_CONNECTION}/{name}", password=password
         )
 

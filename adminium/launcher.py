@@ -20,7 +20,7 @@ import click
 
 from adminium.demo import demo_wanted, install_demo
 from adminium.embedded import Embedded, instance_folder, start_postgres, start_redis
-from web.controlplane import upgrade_control_plane
+from services.storage import upgrade_control_plane
 
 log = logging.getLogger(__name__)
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
-from adminium.control_commands import control_plane, parse_now, publish
+from adminium.control_commands import control_plane, parse_now, redis_publisher
 from adminium.demo import EXAMPLES
-from core.sample_rows import add_sample, marked_keys, removal_events, remove_sample
 from core.samples import load_sample
-from web import controlplane
+from services.apps import app_store, find_app
+from services.samples import add_sample_data, remove_sample_data
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +35,10 @@ def sample_group() -> None:
 def sample_add(connection: str, app: str, file: Path | None, now_text: str | None) -> None:
     """Add APP's sample rows on CONNECTION, each written by `Sample data`."""
     now = parse_now(now_text) or datetime.now(UTC)
-    with control_plane() as session:
-        found = controlplane.find_app(session, f"{connection}/{app}")
+    with control_plane() as session, redis_publisher() as publisher:
+        found = find_app(session, f"{connection}/{app}")
         sample = load_sample(file or EXAMPLES / f"{found.name}.sample.json")
-        added = add_sample(controlplane.app_store(found), sample, now=now)
-    publish([event for row in added for event in row.events])
+        added = add_sample_data(app_store(found), sample, now=now, publisher=publisher)
     click.echo(f"added {len(added)} sample rows to {connection}/{app}")
 
 
@@ -50,16 +49,8 @@ def sample_add(connection: str, app: str, file: Path | None, now_text: str | Non
 def sample_remove(connection: str, app: str, now_text: str | None) -> None:
     """Remove every sample row of APP on CONNECTION, in one transaction."""
     now = parse_now(now_text) or datetime.now(UTC)
-    with control_plane() as session:
-        found = controlplane.find_app(session, f"{connection}/{app}")
-        store = controlplane.app_store(found)
-        keys = marked_keys(store)
-        removed = remove_sample(store, now=now)
-    gone = {table: keys.get(table, set()) for table in removed}
-    publish(removal_events(connection, found.name, gone), {"removed": True})
+    with control_plane() as session, redis_publisher() as publisher:
+        found = find_app(session, f"{connection}/{app}")
+        removed = remove_sample_data(app_store(found), now=now, publisher=publisher)
     counts = ", ".join(f"{n} from {table}" for table, n in removed.items()) or "none"
     click.echo(f"removed sample rows of {connection}/{app}: {counts}")
-
-
-COMMANDS: tuple[click.Command, ...] = (sample_group,)
-"""What `adminium.cli` registers on `main`."""

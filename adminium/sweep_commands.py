@@ -3,28 +3,29 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from typing import Any
 
 import click
-import redis
 import sqlalchemy as sa
 
-from adminium.control_commands import control_plane, parse_now
-from core.due import Due, find_due
+from adminium.control_commands import control_plane, parse_now, redis_publisher
+from core.due import Due, Rule
+from core.pending import Pending, pending_moves
 from core.store import timed_indexes
-from core.sweep_records import read_set_aside
-from jobs.sweep import sweep_now
-from web import controlplane
+from services.apps import timed_stores
+from services.connections import get_connection
+from services.events import NO_PUBLISHER
+from services.storage import connection_engine
+from services.sweeps import sweep
 
 DUE_LIMIT = 1000
 """How many rows `adminium due` lists at most."""
 
 
-def _row(due: Due) -> str:
+def _row(due: Due | Pending) -> str:
     """A due row as one line: app.table key, rule, moment on the venue's clock."""
-    rule = due.rule
+    rule: Rule = due.rule
     local = due.moment.astimezone(rule.store.zone)
     return f"{rule.app}.{rule.table} {due.key} rule {rule.number} at {local.isoformat()}"
 
@@ -36,14 +37,14 @@ def _row(due: Due) -> str:
 def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
     """Run one sweep of CONNECTION now, inline; print what it moved, set aside and left."""
     now = parse_now(now_text) or datetime.now(UTC)
-    redis_url = os.environ.get("REDIS_URL", "")
-    client = redis.Redis.from_url(redis_url) if redis_url and not dry_run else None
-    try:
-        with control_plane() as session:
-            report = sweep_now(session, connection, now=now, dry_run=dry_run, redis_client=client)
-    finally:
-        if client is not None:
-            client.close()
+    with control_plane() as session, redis_publisher() as publisher:
+        report = sweep(
+            session,
+            connection,
+            now=now,
+            dry_run=dry_run,
+            publisher=NO_PUBLISHER if dry_run else publisher,
+        )
     if dry_run:
         for due in report.left:
             click.echo(f"would move {_row(due)}")
@@ -79,33 +80,24 @@ def due_command(connection: str, at_text: str | None, as_json: bool) -> None:
     """The pending timed moves of CONNECTION: row, rule, moment, set aside or not."""
     at = parse_now(at_text) or datetime.now(UTC)
     with control_plane() as session:
-        found = controlplane.get_connection(session, connection)
-        stores = [controlplane.app_store(a) for a in found.apps if a.has_timed_moves]
-        rows: list[Due] = []
-        if stores:
-            with stores[0].engine.connect() as conn:
-                records = read_set_aside(conn, [s.app.name for s in stores])
-                due = find_due(conn, stores, now=at, limit=DUE_LIMIT, records=records)
-            rows = sorted([*due.due, *due.passed_by], key=lambda d: (d.moment, str(d.key)))
+        stores = timed_stores(get_connection(session, connection))
+        rows = pending_moves(stores, by=at, now=at, limit=DUE_LIMIT)
     if as_json:
-        click.echo(json.dumps([_due_json(d, at) for d in rows], indent=2))
+        click.echo(json.dumps([_due_json(d) for d in rows], indent=2))
         return
     if not rows:
         click.echo(f"nothing due on {connection} by {at.isoformat()}")
     for due_row in rows:
-        aside = _aside(due_row, at)
+        aside = _aside(due_row)
         click.echo(_row(due_row) + (f" set aside until {aside}" if aside else ""))
 
 
-def _aside(due: Due, at: datetime) -> str | None:
-    """Until when a row is set aside at `at`, if it is (and not re-dated since)."""
-    record = due.record
-    if record is None or record.until <= at or record.moment != due.moment:
-        return None
-    return record.until.isoformat()
+def _aside(due: Pending) -> str | None:
+    """Until when a row is set aside, if it is (and not re-dated since)."""
+    return due.record.until.isoformat() if due.set_aside and due.record else None
 
 
-def _due_json(due: Due, at: datetime) -> dict[str, Any]:
+def _due_json(due: Pending) -> dict[str, Any]:
     rule = due.rule
     return {
         "app": rule.app,
@@ -115,7 +107,7 @@ def _due_json(due: Due, at: datetime) -> dict[str, Any]:
         "from": rule.timed.from_,
         "to": rule.timed.to,
         "moment": due.moment.astimezone(rule.store.zone).isoformat(),
-        "set_aside_until": _aside(due, at),
+        "set_aside_until": _aside(due),
         "code": due.record.code if due.record else None,
     }
 
@@ -125,9 +117,9 @@ def _due_json(due: Due, at: datetime) -> dict[str, Any]:
 def indexes_command(connection: str) -> None:
     """The index each timed rule wants, as SQL a DBA can run on an existing database."""
     with control_plane() as session:
-        found = controlplane.get_connection(session, connection)
+        found = get_connection(session, connection)
         apps = [a for a in found.apps if a.has_timed_moves]
-        engine = controlplane.connection_engine(found) if apps else None
+        engine = connection_engine(found) if apps else None
         existing: set[tuple[str, str]] = set()
         if engine is not None:
             with engine.connect() as conn:
@@ -145,7 +137,3 @@ def indexes_command(connection: str) -> None:
                 sql = statement.replace("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1)
                 there = (model.schema_name, name) in existing
                 click.echo(("-- already there: " if there else "") + sql + ";")
-
-
-COMMANDS: tuple[click.Command, ...] = (sweep_command, due_command, indexes_command)
-"""What `adminium.cli` registers on `main`."""

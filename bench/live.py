@@ -35,15 +35,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from adminium.embedded import Embedded, start_postgres, start_redis  # noqa: E402
-from adminium.events import publish_events  # noqa: E402
 from core.actors import Actor  # noqa: E402
 from core.writes import write_row  # noqa: E402
+from services.events import Publisher  # noqa: E402
+from services.models import db  # noqa: E402
+from services.storage import engine_for  # noqa: E402
 from tests.conftest import database_url_for  # noqa: E402
 from tests.integration.api_fixtures import build_site  # noqa: E402
 from tests.integration.pipeline_fixtures import at  # noqa: E402
 from tests.integration.screens_fixtures import give_passwords, sign_in  # noqa: E402
-from web.controlplane import engine_for  # noqa: E402
-from web.models import db  # noqa: E402
 
 ROWS = 1_000
 MOVES = 200
@@ -106,7 +106,7 @@ def measure(server: str, redis_url: str) -> dict[str, object]:
                     move_to="confirmed",
                 )
                 committed = time.perf_counter()
-                publish_events(publisher, result.events)
+                Publisher(publisher).rows(result.events)
                 message = ""
                 while f'id="row-orders-{key}" data-state="confirmed"' not in message:
                     message = socket.receive(timeout=5) or ""

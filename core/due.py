@@ -22,8 +22,8 @@ from sqlalchemy.engine import Connection
 from core.clock import venue_day, wall_to_instant
 from core.manifest.model import Moment, RowTime, Shift, Timed
 from core.moments import MomentContext, MomentValueError, Tables, apply_shift, resolve_moment
+from core.set_aside import RecordKey, SetAside
 from core.store import Store
-from core.sweep_records import RecordKey, SetAside
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +231,7 @@ class _Finder:
         if record is not None:
             found = Due(rule, found.key, found.moment, record)
             # Passed by while its hour runs, unless re-dated since it was set aside.
-            if record.until > self.now and record.moment == reading.at:
+            if record.holds(reading.at, self.now):
                 self.passed_by[seen] = found
                 return
         self.due[seen] = found

@@ -20,8 +20,8 @@ from core.manifest.model import App, Table
 from core.rules import owned_columns
 from core.sample_marks import sample_rows
 from core.samples import Context, SampleFile, SampleRefused, resolve_row
+from core.set_aside import set_aside
 from core.store import Row, Store
-from core.sweep_records import set_aside
 from core.writes import write_row
 
 log = logging.getLogger(__name__)

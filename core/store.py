@@ -8,6 +8,7 @@ so everything one write makes commits in one transaction (DESIGN decision 1).
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -29,7 +30,8 @@ from core.manifest.model import (
     Table,
 )
 from core.sample_marks import sample_rows as _sample_marks  # noqa: F401  (install makes it)
-from core.sweep_records import sweeps as _sweep_tables  # noqa: F401  (install makes them)
+from core.set_aside import set_aside as _set_aside  # noqa: F401  (install makes it)
+from core.sweep_records import sweeps as _sweep_tables  # noqa: F401  (install makes it)
 from core.timing import ReadsCache
 
 Row = dict[str, Any]
@@ -42,6 +44,19 @@ _SIMPLE_TYPES: dict[str, sa.types.TypeEngine[Any]] = {
     "date": sa.Date(),
     "timestamptz": sa.DateTime(timezone=True),
 }
+
+
+NAME_BYTES = 63
+"""PostgreSQL keeps the first 63 bytes of a name and drops the rest (NAMEDATALEN - 1)."""
+
+
+def fitted_name(name: str) -> str:
+    """A name that fits 63 bytes: as it is, or cut and ended with a short hash of the whole."""
+    whole = name.encode()
+    if len(whole) <= NAME_BYTES:
+        return name
+    digest = hashlib.sha256(whole).hexdigest()[:8]
+    return f"{whole[: NAME_BYTES - len(digest) - 1].decode(errors='ignore')}_{digest}"
 
 
 def engine_url(url: str) -> sa.engine.URL:
@@ -83,7 +98,7 @@ def _column_type(
             native_enum=False,
             create_constraint=True,
             length=max(len(v) for v in values),
-            name=f"ck_{table_name}_{column.ref}",
+            name=fitted_name(f"ck_{table_name}_{column.ref}"),
             validate_strings=False,
         )
     return sa.String(column.max_length) if column.max_length else sa.Text()
@@ -148,7 +163,10 @@ def _moment_columns(moment: Moment) -> list[str]:
 
 
 def timed_indexes(app: App) -> list[str]:
-    """The CREATE INDEX statements the app's timed moves want: (state column, moment column)."""
+    """The CREATE INDEX statements the app's timed moves want: (state column, moment column).
+
+    Each is named `ix_<table>_<state>_<column>`, cut to fit with a hash when longer.
+    """
     statements: list[str] = []
     for name, table in app.tables.items():
         if table.states is None:
@@ -156,8 +174,9 @@ def timed_indexes(app: App) -> list[str]:
         state = table.states.column
         for rule in table.states.timed or ():
             for column in _moment_columns(rule.at):
+                index = fitted_name(f"ix_{name}_{state}_{column}")
                 statement = (
-                    f'CREATE INDEX IF NOT EXISTS "ix_{name}_{state}_{column}"'
+                    f'CREATE INDEX IF NOT EXISTS "{index}"'
                     f' ON "{app.schema_name}"."{name}" ("{state}", "{column}")'
                 )
                 if statement not in statements:

@@ -22,21 +22,21 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.actors import Actor
-from core.due import Due, find_due, moment_tables, timed_rules
+from core.due import Due, Rule, find_due, moment_tables, timed_rules
 from core.errors import AdminiumError, RowNotDue
 from core.fence import Fence
 from core.moments import Tables
-from core.store import Store
-from core.sweep_records import (
-    SET_ASIDE_FOR,
+from core.set_aside import (
     RecordKey,
     SetAside,
     drop_left_from,
     drop_set_aside,
     read_set_aside,
-    write_set_aside,
-    write_sweep,
+    set_aside_row,
+    sets_aside,
 )
+from core.store import Store
+from core.sweep_records import write_sweep
 from core.writes import WriteResult, write_row
 
 log = logging.getLogger(__name__)
@@ -47,9 +47,6 @@ DEADLINE = 50.0
 """Seconds a sweep may run; what it did not reach goes next minute."""
 FENCE_CHECK = 1.0
 """Seconds between re-checks of the fence while moving."""
-
-REFUSED_WORDS = "timed move refused; left alone for an hour"
-"""The spec's words for a row set aside."""
 
 
 class SweepOutcome(StrEnum):
@@ -243,59 +240,83 @@ def _move(
 ) -> None:
     """One row's timed move, in its own transaction (on `conn` when given) through the pipeline."""
     rule = due.rule
+    attempt = try_timed_move(
+        rule,
+        due.key,
+        due.moment,
+        connection=run.connection,
+        now=run.now,
+        tables=tables,
+        conn=conn,
+        record=due.record,
+    )
+    if attempt.result is not None:
+        run.moved.append(due)
+        if on_moved is not None:
+            on_moved(attempt.result)
+    elif attempt.refused is None:
+        run.left_alone.append(due)
+    elif sets_aside(attempt.refused):
+        run.set_aside.append(Refused(due, attempt.refused.code, attempt.refused.message))
+    else:
+        run.conflicts.append(due)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One timed move tried: moved (`result`), refused (`refused`), or neither: the row was
+    moved or re-dated since it was found, and is left as it is."""
+
+    result: WriteResult | None = None
+    refused: AdminiumError | None = None
+
+
+def try_timed_move(
+    rule: Rule,
+    key: Any,
+    moment: datetime,
+    *,
+    connection: str,
+    now: datetime,
+    tables: Tables | None = None,
+    conn: Connection | None = None,
+    record: SetAside | None = None,
+) -> Attempt:
+    """A row's timed move made now as the clock, in its own transaction (on `conn` when
+    given): moved, its set-aside record goes; refused, it is set aside (unless another
+    writer holds it) with the spec's words in the log."""
     try:
         result = write_row(
             rule.store,
             rule.table,
-            due.key,
+            key,
             actor=Actor.clock(),
-            now=run.now,
+            now=now,
             timed=rule.timed,
             tables=tables,
             conn=conn,
         )
     except RowNotDue:
-        # Moved or re-dated since it was found: left as it is.
-        run.left_alone.append(due)
-        return
+        return Attempt()
     except AdminiumError as error:
-        if error.code == "WRITE_CONFLICT" or error.code.endswith("_BUSY"):
-            run.conflicts.append(due)
-            return
-        _set_aside(run, due, error, conn)
-        return
-    run.moved.append(due)
-    if due.record is not None:
+        if sets_aside(error):
+            with rule.store.transaction(conn) as held:
+                set_aside_row(
+                    held,
+                    connection=connection,
+                    app=rule.app,
+                    table=rule.table,
+                    key=key,
+                    rule=rule.number,
+                    moment=moment,
+                    error=error,
+                    now=now,
+                )
+        return Attempt(refused=error)
+    if record is not None:
         with rule.store.transaction(conn) as held:
-            drop_set_aside(held, *due.record_key)
-    if on_moved is not None:
-        on_moved(result)
-
-
-def _set_aside(run: _Sweep, due: Due, error: AdminiumError, conn: Connection | None) -> None:
-    """Record a refused row for an hour and log it with the spec's words."""
-    rule = due.rule
-    record = SetAside(
-        rule.app,
-        rule.table,
-        str(due.key),
-        rule.number,
-        error.code,
-        due.moment,
-        run.now + SET_ASIDE_FOR,
-    )
-    with rule.store.transaction(conn) as held:
-        write_set_aside(held, record, message=error.message, at=run.now)
-    run.set_aside.append(Refused(due, error.code, error.message))
-    log.warning(
-        "%s: connection=%s table=%s key=%s rule=%s code=%s",
-        REFUSED_WORDS,
-        run.connection,
-        f"{rule.app}.{rule.table}",
-        due.key,
-        rule.number,
-        error.code,
-    )
+            drop_set_aside(held, rule.app, rule.table, str(key), rule.number)
+    return Attempt(result=result)
 
 
 def _forget_left_from(

@@ -1,29 +1,24 @@
-"""The per-connection sweep job: read the pause, build the stores, sweep, publish each move.
+"""The per-connection sweep job: RQ glue around `services.sweeps.sweep`.
 
 The fence that keeps one sweep per connection lives in the connection's database
-(`core.fence`), taken by `core.sweep.sweep_connection`; Redis only carries the jobs.
+(`core.fence`); Redis only carries the jobs and the live events.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import redis
 from rq import Queue, get_current_job
 from rq.exceptions import DuplicateJobError
 from rq.job import Job
-from sqlalchemy.orm import Session
 
-from adminium.events import publish_events, send_quietly
-from core.actors import Actor
-from core.events import RowEvent
-from core.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection
-from core.writes import WriteResult
-from web import controlplane
+from core.sweep import SweepReport
+from services.events import Publisher
+from services.storage import open_session
+from services.sweeps import sweep
 
 log = logging.getLogger(__name__)
 
@@ -86,74 +81,10 @@ def control_url() -> str:
 def run_sweep(connection: str) -> dict[str, Any]:
     """The RQ job: sweep one connection now; its summary is the job's result."""
     job = get_current_job()
-    client = job.connection if job is not None else None
-    with controlplane.open_session(control_url()) as session:
-        report = sweep_now(session, connection, now=datetime.now(UTC), redis_client=client)
+    publisher = Publisher(job.connection if job is not None else None)
+    with open_session(control_url()) as session:
+        report = sweep(session, connection, now=datetime.now(UTC), publisher=publisher)
     return summary(report)
-
-
-def sweep_now(
-    session: Session,
-    connection: str,
-    *,
-    now: datetime,
-    dry_run: bool = False,
-    redis_client: redis.Redis | None = None,
-    deadline: float = DEADLINE,
-) -> SweepReport:
-    """Sweep a connection of the control plane, unless it is paused as the sweep starts."""
-    found = controlplane.get_connection(session, connection)
-    if found.paused:
-        log.info("sweep of connection %s skipped: paused", connection)
-        return SweepReport(connection, now, SweepOutcome.paused, dry_run=dry_run)
-    stores = [controlplane.app_store(app) for app in found.apps if app.has_timed_moves]
-    # The control plane's connection is not held while the sweep runs.
-    session.rollback()
-    report = sweep_connection(
-        stores,
-        connection=connection,
-        now=now,
-        dry_run=dry_run,
-        deadline=deadline,
-        on_moved=publisher(redis_client),
-    )
-    publish_set_aside(redis_client, report)
-    return report
-
-
-def set_aside_events(report: SweepReport) -> list[RowEvent]:
-    """One row event per row the sweep set aside: the row stays in its rule's `from`."""
-    return [
-        RowEvent(
-            report.connection,
-            refused.due.rule.app,
-            refused.due.rule.table,
-            refused.due.key,
-            refused.due.rule.timed.from_,
-            Actor.clock().name,
-        )
-        for refused in report.set_aside
-    ]
-
-
-def publish_set_aside(client: redis.Redis | None, report: SweepReport) -> None:
-    """Tell open screens of each row set aside (`"set_aside": true`), once the sweep is over."""
-    if report.set_aside:
-        events = set_aside_events(report)
-        send_quietly(
-            client, lambda c: publish_events(c, events, {"set_aside": True}), "set-aside events"
-        )
-
-
-def publisher(client: redis.Redis | None) -> Callable[[WriteResult], None] | None:
-    """Publish each committed move's events at once, so open screens see it."""
-    if client is None:
-        return None
-
-    def publish(result: WriteResult) -> None:
-        send_quietly(client, lambda c: publish_events(c, result.events), "row events")
-
-    return publish
 
 
 def summary(report: SweepReport) -> dict[str, Any]:

@@ -11,19 +11,10 @@ from redis import Redis
 from rq import Queue, get_current_job
 
 from jobs.sweep import QUEUE, control_url, enqueue_sweep, minute_of
-from web import controlplane
+from services.connections import connections_with_timed_moves
+from services.storage import open_session
 
 log = logging.getLogger(__name__)
-
-
-def connections_with_timed_moves(url: str) -> list[str]:
-    """Every connection whose apps list a timed move, paused ones too (read as a sweep starts)."""
-    with controlplane.open_session(url) as session:
-        return [
-            c.name
-            for c in controlplane.list_connections(session)
-            if any(app.has_timed_moves for app in c.apps)
-        ]
 
 
 def enqueue_minute(queue: Queue, names: Iterable[str], minute: datetime, now: datetime) -> int:
@@ -38,7 +29,8 @@ def enqueue_sweeps() -> int:
     # The minute is the tick's own, so every clock's tick of one minute names the same jobs.
     minute = minute_of(job.enqueued_at if job is not None and job.enqueued_at else now)
     client = job.connection if job is not None else Redis.from_url(os.environ["REDIS_URL"])
-    names = connections_with_timed_moves(control_url())
+    with open_session(control_url()) as session:
+        names = connections_with_timed_moves(session)
     count = enqueue_minute(Queue(QUEUE, connection=client), names, minute, now)
     log.info("minute %s: %s of %s sweeps enqueued", f"{minute:%H:%M}Z", count, len(names))
     return count

@@ -8,7 +8,8 @@ from alembic import context
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
-from web.models import SCHEMA, Base, sqlalchemy_url
+from services.models import SCHEMA, Base
+from services.urls import sqlalchemy_url
 
 # Any fixed number: every process that upgrades at once (web, worker, clock) waits on it.
 MIGRATION_LOCK = 0x0AD3_1410

@@ -9,7 +9,8 @@ from typing import Any
 
 from flask import Flask
 
-from web import api, errors, live, models, openapi, public, screens, status
+from services import models
+from web import api, context, errors, live, openapi, public, screens, status
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         app.config.from_mapping(test_config)
 
     models.init_app(app)
+    context.init_app(app)
     app.register_blueprint(status.bp)
     errors.init_app(app)
     app.register_blueprint(api.bp)

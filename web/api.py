@@ -1,33 +1,33 @@
 """The REST API for staff under /api: read an app's rows, create, update and move them.
 
-Every write goes through `core.writes.write_row` as `Actor.person(email, roles)`, at the
-`now` this adapter reads from the app's clock; after the commit its events go to Redis.
+Every write is `services.writes.write_by_person` as `Actor.person(email, roles)`, on the
+clock this adapter reads; the operation publishes its events after the commit.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import Any
 
-import redis
 import sqlalchemy as sa
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 
-from adminium.events import publish_events, send_quietly
 from core.actors import Actor
 from core.errors import ValueRefused
 from core.manifest.model import Table
 from core.store import Store
-from core.writes import WriteResult, write_row
+from core.writes import WriteResult
+from services.apps import app_store
+from services.models import App, Connection, db
+from services.writes import write_by_person
 from web.auth import require_user, roles_in
-from web.controlplane import app_store
+from web.context import clock, lookup_app, publisher
 from web.errors import InvalidRequest, NotFound
-from web.models import App, Connection, db
 
 log = logging.getLogger(__name__)
 
@@ -38,22 +38,7 @@ PAGE_SIZE = 50
 PAGE_MAX = 500
 
 
-# --- what the adapters share (the public API uses these too) ----------------------
-
-
-def clock() -> datetime:
-    """The adapter's `now`, UTC aware: the real clock, or the one a test's config gives."""
-    read: Callable[[], datetime] | None = current_app.config.get("CLOCK")
-    now = read() if read is not None else datetime.now(UTC)
-    if now.utcoffset() is None:
-        raise ValueError("the CLOCK config must give aware times")
-    return now.astimezone(UTC)
-
-
-def lookup_app(connection: str, name: str) -> App | None:
-    """The app of that name on that connection, or None."""
-    query = select(App).join(App.connection).where(Connection.name == connection, App.name == name)
-    return db.session.scalar(query)
+# --- what the REST and public APIs share ----------------------------------------
 
 
 def jsonable(value: Any) -> Any:
@@ -163,24 +148,8 @@ def body_of(model: type[BaseModel]) -> Any:
         raise InvalidRequest(message, {"errors": errors}) from None
 
 
-def publish(result: WriteResult) -> None:
-    """Send a committed write's events to the live screens; a Redis failure is only logged."""
-    url = current_app.config.get("REDIS_URL")
-    if not url or not result.events:
-        return
-    client = current_app.extensions.get("adminium.redis")
-    if client is None:
-        client = current_app.extensions["adminium.redis"] = redis.Redis.from_url(url)
-    send_quietly(
-        client,
-        lambda c: publish_events(c, result.events),
-        f"row events of {result.table} key={result.key}",
-    )
-
-
 def write_answer(result: WriteResult, status: int = 200) -> tuple[Response, int]:
     """A committed write's answer: the key, the row as written, and whether it was late."""
-    publish(result)
     body = {"key": jsonable(result.key), "row": row_json(result.row), "late": result.late}
     return jsonify(body), status
 
@@ -297,9 +266,13 @@ def create_row(connection: str, app: str, table: str) -> tuple[Response, int]:
     """Create a row; it lands in the table's initial state."""
     store, spec, actor = _staff_table(connection, app, table)
     body: Values = body_of(Values)
-    now = clock()
-    result = write_row(
-        store, table, actor=actor, now=now, values=values_in(spec, body.values), commit_clock=clock
+    result = write_by_person(
+        store,
+        table,
+        actor=actor,
+        clock=clock,
+        publisher=publisher(),
+        values=values_in(spec, body.values),
     )
     return write_answer(result, 201)
 
@@ -331,15 +304,15 @@ def _write_as_staff(
 ) -> tuple[Response, int]:
     """One staff write of an existing row through the pipeline, answered as JSON."""
     store, spec, actor = staff
-    result = write_row(
+    result = write_by_person(
         store,
         table,
         _row_key(spec, table, key),
         actor=actor,
-        now=clock(),
+        clock=clock,
+        publisher=publisher(),
         values=values_in(spec, values),
         move_to=move_to,
         seen_state=seen_state,
-        commit_clock=clock,
     )
     return write_answer(result)

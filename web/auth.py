@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 from flask import Flask, current_app, g, request
 
-from web.controlplane import user_by_token
+from services.models import ADMIN, App, User, db
+from services.users import user_by_token
 from web.errors import Forbidden, Unauthorized
-from web.models import ADMIN, App, User, db
 
 SessionLoader = Callable[[], User | None]
 

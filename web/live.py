@@ -26,8 +26,8 @@ from flask import Blueprint, Flask, abort, current_app, g, request
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
-from adminium.events import CHANNEL_PREFIX
 from core.errors import AdminiumError
+from services.events import CHANNEL_PREFIX
 from web.errors import status_of
 from web.screens import pushes
 from web.screens.access import (

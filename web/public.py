@@ -13,13 +13,13 @@ from typing import Any
 from flask import Blueprint, Response, jsonify
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.actors import Actor
 from core.errors import ColumnReadOnly
 from core.manifest.model import Table
 from core.store import Row, Store
-from core.writes import write_row
-from web.api import body_of, clock, lookup_app, publish, row_json, values_in
-from web.controlplane import app_store
+from services.apps import app_store
+from services.writes import write_by_guest
+from web.api import body_of, row_json, values_in
+from web.context import clock, lookup_app, publisher
 from web.errors import NotFound
 
 log = logging.getLogger(__name__)
@@ -89,16 +89,14 @@ def move_row(connection: str, app: str, table: str, code: str) -> Response:
         raise ColumnReadOnly(
             "a guest sends only the row's public fields", {"columns": hidden, "reason": "public"}
         )
-    result = write_row(
+    result = write_by_guest(
         store,
         table,
         row[spec.key],
-        actor=Actor.public(),
-        now=clock(),
+        code=(code_column, code),
+        to=body.to,
         values=values_in(spec, body.values),
-        move_to=body.to,
-        commit_clock=clock,
-        expect={code_column: code},
+        clock=clock,
+        publisher=publisher(),
     )
-    publish(result)
     return _answer(spec, result.row)

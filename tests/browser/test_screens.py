@@ -14,7 +14,9 @@ from werkzeug.serving import make_server
 
 from core.actors import Actor
 from core.writes import write_row
-from jobs.sweep import sweep_now
+from services import sweeps
+from services.events import Publisher
+from services.models import db
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
 from tests.integration.screens_fixtures import (
@@ -23,7 +25,6 @@ from tests.integration.screens_fixtures import (
     forbid_cancel_with_note,
     screens_site,
 )
-from web.models import db
 
 pytestmark = pytest.mark.browser
 __all__ = ["screens_site"]
@@ -61,7 +62,7 @@ def sweep(site: Site, redis_url: str, when: str) -> None:
     client = redis.Redis.from_url(redis_url)
     try:
         with site.app.app_context():
-            sweep_now(db.session, "venue", now=at(when), redis_client=client)
+            sweeps.sweep(db.session, "venue", now=at(when), publisher=Publisher(client))
     finally:
         client.close()
 

@@ -17,19 +17,14 @@ from flask import Flask
 from flask.testing import FlaskClient
 from psycopg import sql
 
+from services.apps import add_app, app_store, lookup_app
+from services.connections import add_connection
+from services.models import db
+from services.storage import engine_for, upgrade_control_plane
+from services.users import add_user
 from tests.conftest import database_url_for
 from tests.integration.pipeline_fixtures import HOURS, MANIFEST, SETTINGS, at
 from web import create_app
-from web.api import lookup_app
-from web.controlplane import (
-    add_app,
-    add_connection,
-    add_user,
-    app_store,
-    engine_for,
-    upgrade_control_plane,
-)
-from web.models import db
 
 
 def api_manifest() -> dict[str, Any]:
@@ -99,7 +94,7 @@ class Site:
     def store(self, connection: str = "venue", name: str = "venue") -> Any:
         """The pipeline's store of an app."""
         with self.app.app_context():
-            found = lookup_app(connection, name)
+            found = lookup_app(db.session, connection, name)
             assert found is not None
             return app_store(found)
 

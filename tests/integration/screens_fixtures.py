@@ -14,10 +14,11 @@ import sqlalchemy as sa
 from flask.testing import FlaskClient
 from psycopg import sql
 
+from services.models import db
+from services.storage import engine_for
+from services.users import add_user
 from tests.conftest import database_url_for
 from tests.integration.api_fixtures import Site, build_site
-from web.controlplane import add_user, engine_for
-from web.models import db
 
 PASSWORD = "correct horse battery"
 """Every test user's password."""

@@ -15,6 +15,11 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from services.apps import add_app
+from services.connections import add_connection
+from services.models import db
+from services.storage import engine_for
+from services.users import add_user
 from tests.integration.api_fixtures import (
     Site,
     api_manifest,
@@ -25,8 +30,6 @@ from tests.integration.api_fixtures import (
 )
 from tests.integration.pipeline_fixtures import at
 from tests.integration.test_api_rows import new_order, refusal
-from web.controlplane import add_app, add_connection, add_user, engine_for
-from web.models import db
 
 __all__ = ["fresh_site", "shared_site", "site"]  # fixtures
 

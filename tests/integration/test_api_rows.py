@@ -11,11 +11,11 @@ import redis
 from sqlalchemy import select
 from werkzeug.test import TestResponse
 
-from adminium.events import events_channel
+from services.events import events_channel
+from services.models import User, db
 from tests.integration.api_fixtures import Site, rows_path, shared_site, site
 from tests.integration.pipeline_fixtures import at
 from web.auth import register_session_loader
-from web.models import User, db
 
 __all__ = ["shared_site", "site"]  # fixtures
 

@@ -16,9 +16,10 @@ import sqlalchemy as sa
 from click.testing import CliRunner, Result
 
 from adminium.cli import main
-from adminium.events import events_channel
+from services.events import events_channel
+from services.storage import engine_for, open_session
+from services.users import user_by_password, user_by_token
 from tests.integration.test_controlplane import SECRET, TAKEAWAY, with_password
-from web import controlplane
 
 Invoke = Callable[..., Result]
 
@@ -141,7 +142,7 @@ def test_app_add_with_create_tables_makes_the_tables(
     assert result.exit_code == 0, result.output
     assert result.output == "app takeaway saved on connection venue: orders (tables made)\n"
     assert "takeaway" in invoke("connection", "list").output
-    engine = controlplane.engine_for(venue)
+    engine = engine_for(venue)
     with engine.connect() as conn:
         assert sa.inspect(conn).has_table("orders", schema="public")
     engine.dispose()
@@ -195,11 +196,11 @@ def test_user_add_admin_prints_the_token_once(invoke: Invoke, control_url: str) 
     lines = result.output.splitlines()
     assert lines[0] == "user ada@example.org holds admin in every app"
     token = lines[1].removeprefix("API token (shown once, keep it): ")
-    with controlplane.open_session(control_url) as session:
-        user = controlplane.user_by_token(session, token)
+    with open_session(control_url) as session:
+        user = user_by_token(session, token)
         assert user is not None and user.email == "ada@example.org"
-        assert controlplane.user_by_password(session, "ada@example.org", "correct horse") == user
-    controlplane.engine_for(control_url).dispose()
+        assert user_by_password(session, "ada@example.org", "correct horse") == user
+    engine_for(control_url).dispose()
     again = invoke("user", "add", "ada@example.org", "--role", "admin")
     assert again.exit_code == 0 and "API token" not in again.output
 
@@ -278,7 +279,7 @@ def test_import_writes_each_row_through_the_pipeline_as_import(
     )
     assert result.exit_code == 0, result.output
     assert result.output == "imported 2 of 2 rows into takeaway.orders\n"
-    engine = controlplane.engine_for(venue)
+    engine = engine_for(venue)
     with engine.connect() as conn:
         orders = conn.execute(sa.text("SELECT status, cancel_code FROM orders ORDER BY id")).all()
         audit = conn.execute(sa.text("SELECT actor, at FROM adminium.audit ORDER BY id")).all()
@@ -320,7 +321,7 @@ def test_import_reports_each_refused_row_and_exits_1(
     assert result.exit_code == 1
     assert result.stderr.startswith("row 2 refused: VALUE_REFUSED: ")
     assert result.stdout == "imported 2 of 3 rows into takeaway.orders\n"
-    engine = controlplane.engine_for(venue)
+    engine = engine_for(venue)
     with engine.connect() as conn:
         assert conn.scalar(sa.text("SELECT count(*) FROM orders")) == 2
         assert conn.scalar(sa.text("SELECT count(*) FROM adminium.audit")) == 2

@@ -7,6 +7,7 @@ import logging
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -15,17 +16,24 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy.orm import Session
 
-from tests.conftest import ROOT
-from web import controlplane, create_app
-from web.controlplane import (
-    AlreadyExists,
-    InvalidValue,
-    ManifestRefused,
-    NotFound,
-    open_session,
-    upgrade_control_plane,
+from core.sweep import SweepOutcome
+from services.apps import add_app
+from services.connections import (
+    add_connection,
+    connections_with_timed_moves,
+    get_connection,
+    list_connections,
+    set_paused,
 )
-from web.models import SCHEMA, Base, Connection, User, db, hide_password
+from services.errors import AlreadyExists, DatabaseRefused, InvalidValue, ManifestRefused, NotFound
+from services.events import NO_PUBLISHER
+from services.models import SCHEMA, Base, Connection, User, db
+from services.storage import engine_for, open_session, upgrade_control_plane
+from services.sweeps import sweep
+from services.urls import hide_password
+from services.users import add_user, renew_token, user_by_password, user_by_token
+from tests.conftest import ROOT
+from web import create_app
 
 SECRET = "pa55-w0rd-never-shown"
 
@@ -90,7 +98,7 @@ def session(control_url: str) -> Iterator[Session]:
     """A control-plane session."""
     with open_session(control_url) as session:
         yield session
-    controlplane.engine_for(control_url).dispose()
+    engine_for(control_url).dispose()
 
 
 @pytest.fixture
@@ -103,7 +111,7 @@ def venue_url(make_database: Callable[[], str]) -> str:
 
 
 def test_migrations_from_an_empty_database_match_the_models(control_url: str) -> None:
-    engine = controlplane.engine_for(control_url)
+    engine = engine_for(control_url)
     with engine.connect() as conn:
         tables = set(sa.inspect(conn).get_table_names(schema=SCHEMA))
         context = MigrationContext.configure(
@@ -125,7 +133,7 @@ def test_upgrade_at_once_from_three_processes_then_again_is_harmless(
     make_database: Callable[[], str],
 ) -> None:
     url = make_database()
-    script = "import sys; from web.controlplane import upgrade_control_plane as u; u(sys.argv[1])"
+    script = "import sys; from services.storage import upgrade_control_plane as u; u(sys.argv[1])"
     processes = [
         subprocess.Popen([sys.executable, "-c", script, url], cwd=ROOT, stderr=subprocess.PIPE)
         for _ in range(3)
@@ -133,7 +141,7 @@ def test_upgrade_at_once_from_three_processes_then_again_is_harmless(
     errors = [p.communicate(timeout=120)[1].decode() for p in processes]
     assert [p.returncode for p in processes] == [0, 0, 0], errors
     upgrade_control_plane(url)
-    engine = controlplane.engine_for(url)
+    engine = engine_for(url)
     with engine.connect() as conn:
         assert conn.scalar(sa.text(f"SELECT count(*) FROM {SCHEMA}.alembic_version")) == 1
     engine.dispose()
@@ -143,15 +151,15 @@ def test_upgrade_at_once_from_three_processes_then_again_is_harmless(
 
 
 def test_a_connection_without_a_zone_reads_utc(session: Session, venue_url: str) -> None:
-    connection = controlplane.add_connection(session, "venue", venue_url)
+    connection = add_connection(session, "venue", venue_url)
     assert connection.zone is None
     assert connection.zone_name == "UTC"
     assert not connection.paused
 
 
 def test_a_connection_keeps_its_venue_zone(session: Session, venue_url: str) -> None:
-    controlplane.add_connection(session, "london", venue_url, "Europe/London")
-    assert controlplane.get_connection(session, "london").zone == "Europe/London"
+    add_connection(session, "london", venue_url, "Europe/London")
+    assert get_connection(session, "london").zone == "Europe/London"
 
 
 @pytest.mark.parametrize(
@@ -168,22 +176,22 @@ def test_an_invalid_zone_is_refused_and_nothing_saved(
     session: Session, venue_url: str, zone: str
 ) -> None:
     with pytest.raises(InvalidValue) as refused:
-        controlplane.add_connection(session, "venue", venue_url, zone)
+        add_connection(session, "venue", venue_url, zone)
     assert "is no IANA time zone" in refused.value.message
-    assert controlplane.list_connections(session) == []
+    assert list_connections(session) == []
 
 
 def test_a_second_connection_of_the_same_name_is_refused(session: Session, venue_url: str) -> None:
-    controlplane.add_connection(session, "venue", venue_url)
+    add_connection(session, "venue", venue_url)
     with pytest.raises(AlreadyExists):
-        controlplane.add_connection(session, "venue", venue_url, "Europe/Paris")
-    assert [c.zone for c in controlplane.list_connections(session)] == [None]
+        add_connection(session, "venue", venue_url, "Europe/Paris")
+    assert [c.zone for c in list_connections(session)] == [None]
 
 
 @pytest.mark.parametrize("name", ["Venue", "", "a b", "-dash-first", "x" * 64], ids=str.__len__)
 def test_a_connection_name_must_be_plain(session: Session, venue_url: str, name: str) -> None:
     with pytest.raises(InvalidValue):
-        controlplane.add_connection(session, name, venue_url)
+        add_connection(session, name, venue_url)
 
 
 @pytest.mark.parametrize(
@@ -226,11 +234,11 @@ def test_the_password_never_reaches_the_log(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     url = with_password(venue_url)
-    controlplane.add_connection(session, "venue", url, "Europe/London")
-    controlplane.set_paused(session, "venue", True)
-    controlplane.set_paused(session, "venue", False)
-    controlplane.add_app(session, "venue", TAKEAWAY)
-    listed = controlplane.list_connections(session)
+    add_connection(session, "venue", url, "Europe/London")
+    set_paused(session, "venue", True, NO_PUBLISHER)
+    set_paused(session, "venue", False, NO_PUBLISHER)
+    add_app(session, "venue", TAKEAWAY)
+    listed = list_connections(session)
     assert "venue" in caplog.text
     assert SECRET not in caplog.text
     assert SECRET not in repr(listed)
@@ -240,34 +248,39 @@ def test_the_password_never_reaches_the_log(
 def test_a_paused_connection_is_not_swept_until_resumed(
     session: Session, make_database: Callable[[], str]
 ) -> None:
-    controlplane.add_connection(session, "takeaway", make_database())
-    controlplane.add_app(session, "takeaway", TAKEAWAY)
-    controlplane.add_connection(session, "quiet", make_database())
-    controlplane.add_app(session, "quiet", without_timed(TAKEAWAY, "quiet"))
-    assert [c.name for c in controlplane.connections_to_sweep(session)] == ["takeaway"]
+    add_connection(session, "takeaway", make_database())
+    add_app(session, "takeaway", TAKEAWAY, create_tables=True)
+    add_connection(session, "quiet", make_database())
+    add_app(session, "quiet", without_timed(TAKEAWAY, "quiet"))
+    # Every connection with a timed move gets its minute's job; the job reads the pause.
+    assert connections_with_timed_moves(session) == ["takeaway"]
+    now = datetime(2026, 7, 7, 12, 0, tzinfo=UTC)
 
-    assert controlplane.set_paused(session, "takeaway", True).paused
-    assert controlplane.connections_to_sweep(session) == []
+    assert set_paused(session, "takeaway", True, NO_PUBLISHER).paused
+    assert connections_with_timed_moves(session) == ["takeaway"]
+    paused = sweep(session, "takeaway", now=now, publisher=NO_PUBLISHER)
+    assert paused.outcome is SweepOutcome.paused
 
-    assert not controlplane.set_paused(session, "takeaway", False).paused
-    assert [c.name for c in controlplane.connections_to_sweep(session)] == ["takeaway"]
+    assert not set_paused(session, "takeaway", False, NO_PUBLISHER).paused
+    resumed = sweep(session, "takeaway", now=now, publisher=NO_PUBLISHER)
+    assert resumed.outcome is SweepOutcome.done
 
 
 def test_pausing_an_unknown_connection_is_not_found(session: Session) -> None:
     with pytest.raises(NotFound):
-        controlplane.set_paused(session, "nowhere", True)
+        set_paused(session, "nowhere", True, NO_PUBLISHER)
 
 
 # --- apps -----------------------------------------------------------------------
 
 
 def test_an_app_that_passes_the_check_is_saved(session: Session, venue_url: str) -> None:
-    controlplane.add_connection(session, "venue", venue_url)
-    app = controlplane.add_app(session, "venue", TAKEAWAY)
+    add_connection(session, "venue", venue_url)
+    app = add_app(session, "venue", TAKEAWAY)
     assert app.manifest == TAKEAWAY
     assert app.model.tables["orders"].states is not None
     assert app.has_timed_moves
-    assert [a.name for a in controlplane.get_connection(session, "venue").apps] == ["takeaway"]
+    assert [a.name for a in get_connection(session, "venue").apps] == ["takeaway"]
 
 
 def test_a_bad_manifest_is_refused_with_the_checks_sentences(
@@ -280,55 +293,55 @@ def test_a_bad_manifest_is_refused_with_the_checks_sentences(
     bad["tables"]["orders"]["states"]["timed"] = [
         {"from": "confirmed", "to": "placed", "at": {"column": "pickup_at"}}
     ]
-    controlplane.add_connection(session, "venue", venue_url)
+    add_connection(session, "venue", venue_url)
     with pytest.raises(ManifestRefused) as refused:
-        controlplane.add_app(session, "venue", bad)
+        add_app(session, "venue", bad)
     sentences = [r["sentence"] for r in refused.value.details["refusals"]]
     assert (
         'the move from "confirmed" to "placed" is an undo, which only a person makes' in sentences
     )
-    assert controlplane.get_connection(session, "venue").apps == []
+    assert get_connection(session, "venue").apps == []
 
 
 def test_a_manifest_of_the_wrong_shape_is_refused(session: Session, venue_url: str) -> None:
-    controlplane.add_connection(session, "venue", venue_url)
+    add_connection(session, "venue", venue_url)
     with pytest.raises(ManifestRefused) as refused:
-        controlplane.add_app(session, "venue", {"name": "empty", "tables": {}})
+        add_app(session, "venue", {"name": "empty", "tables": {}})
     assert refused.value.details["refusals"]
-    assert controlplane.get_connection(session, "venue").apps == []
+    assert get_connection(session, "venue").apps == []
 
 
 def test_an_app_of_the_same_name_is_replaced_only_when_asked(
     session: Session, venue_url: str
 ) -> None:
-    controlplane.add_connection(session, "venue", venue_url)
-    controlplane.add_app(session, "venue", TAKEAWAY)
+    add_connection(session, "venue", venue_url)
+    add_app(session, "venue", TAKEAWAY)
     changed = copy.deepcopy(TAKEAWAY)
     changed["title"] = "Takeaway, second edition"
     with pytest.raises(AlreadyExists):
-        controlplane.add_app(session, "venue", changed)
-    assert controlplane.add_app(session, "venue", changed, replace=True).manifest == changed
-    assert len(controlplane.get_connection(session, "venue").apps) == 1
+        add_app(session, "venue", changed)
+    assert add_app(session, "venue", changed, replace=True).manifest == changed
+    assert len(get_connection(session, "venue").apps) == 1
 
 
 def test_two_apps_of_a_connection_never_share_a_table_in_one_schema(
     session: Session, venue_url: str
 ) -> None:
-    controlplane.add_connection(session, "venue", venue_url)
-    controlplane.add_app(session, "venue", TAKEAWAY)
+    add_connection(session, "venue", venue_url)
+    add_app(session, "venue", TAKEAWAY)
     with pytest.raises(AlreadyExists) as refused:
-        controlplane.add_app(session, "venue", without_timed(TAKEAWAY, "deli"))
+        add_app(session, "venue", without_timed(TAKEAWAY, "deli"))
     assert refused.value.details == {"app": "takeaway", "tables": ["orders"], "schema": "public"}
     own_schema = without_timed(TAKEAWAY, "deli") | {"schema": "deli"}
-    assert controlplane.add_app(session, "venue", own_schema, create_tables=True).name == "deli"
+    assert add_app(session, "venue", own_schema, create_tables=True).name == "deli"
 
 
 def test_create_tables_makes_the_apps_tables_index_and_adminium_schema(
     session: Session, venue_url: str
 ) -> None:
-    controlplane.add_connection(session, "venue", venue_url)
-    controlplane.add_app(session, "venue", TAKEAWAY, create_tables=True)
-    engine = controlplane.engine_for(venue_url)
+    add_connection(session, "venue", venue_url)
+    add_app(session, "venue", TAKEAWAY, create_tables=True)
+    engine = engine_for(venue_url)
     with engine.connect() as conn:
         inspector = sa.inspect(conn)
         schemas = set(inspector.get_schema_names())
@@ -344,25 +357,25 @@ def test_create_tables_makes_the_apps_tables_index_and_adminium_schema(
 def test_create_tables_on_a_database_that_does_not_answer_saves_nothing(
     session: Session, venue_url: str
 ) -> None:
-    controlplane.add_connection(session, "gone", venue_url.replace("dbname=", "dbname=gone_"))
-    with pytest.raises(controlplane.DatabaseRefused):
-        controlplane.add_app(session, "gone", TAKEAWAY, create_tables=True)
-    assert controlplane.get_connection(session, "gone").apps == []
+    add_connection(session, "gone", venue_url.replace("dbname=", "dbname=gone_"))
+    with pytest.raises(DatabaseRefused):
+        add_app(session, "gone", TAKEAWAY, create_tables=True)
+    assert get_connection(session, "gone").apps == []
 
 
 # --- users ----------------------------------------------------------------------
 
 
 def test_an_admin_gets_a_token_shown_once_and_stored_only_as_its_hash(session: Session) -> None:
-    added = controlplane.add_user(session, " Ada@Example.org ", "admin", password="correct horse")
+    added = add_user(session, " Ada@Example.org ", "admin", password="correct horse")
     assert added.token
     user = added.user
     assert user.email == "ada@example.org"
     assert user.token_hash != added.token and added.token not in (user.token_hash or "")
-    assert controlplane.user_by_token(session, added.token) == user
-    assert controlplane.user_by_token(session, added.token + "x") is None
-    assert controlplane.user_by_password(session, "ada@example.org", "correct horse") == user
-    assert controlplane.user_by_password(session, "ada@example.org", "wrong") is None
+    assert user_by_token(session, added.token) == user
+    assert user_by_token(session, added.token + "x") is None
+    assert user_by_password(session, "ada@example.org", "correct horse") == user
+    assert user_by_password(session, "ada@example.org", "wrong") is None
     assert "correct horse" not in (user.password_hash or "")
     assert [(r.role, r.app_id) for r in user.roles] == [("admin", None)]
 
@@ -370,14 +383,14 @@ def test_an_admin_gets_a_token_shown_once_and_stored_only_as_its_hash(session: S
 def test_a_role_of_an_app_and_a_second_role_keep_the_first_token(
     session: Session, venue_url: str
 ) -> None:
-    controlplane.add_connection(session, "venue", venue_url)
-    app = controlplane.add_app(session, "venue", TAKEAWAY)
-    first = controlplane.add_user(session, "cook@example.org", "kitchen", app="venue/takeaway")
-    second = controlplane.add_user(session, "cook@example.org", "counter", app="takeaway")
-    again = controlplane.add_user(session, "cook@example.org", "counter", app="takeaway")
+    add_connection(session, "venue", venue_url)
+    app = add_app(session, "venue", TAKEAWAY)
+    first = add_user(session, "cook@example.org", "kitchen", app="venue/takeaway")
+    second = add_user(session, "cook@example.org", "counter", app="takeaway")
+    again = add_user(session, "cook@example.org", "counter", app="takeaway")
     assert first.token and second.token is None and again.token is None
     assert second.user.roles_in(app) == {"kitchen", "counter"}
-    assert controlplane.user_by_token(session, first.token) == second.user
+    assert user_by_token(session, first.token) == second.user
     assert session.scalar(sa.select(sa.func.count()).select_from(User)) == 1
 
 
@@ -392,19 +405,19 @@ def test_a_role_of_an_app_and_a_second_role_keep_the_first_token(
 def test_a_role_must_be_the_apps(
     session: Session, venue_url: str, role: str, app: str | None, error: type[Exception]
 ) -> None:
-    controlplane.add_connection(session, "venue", venue_url)
-    controlplane.add_app(session, "venue", TAKEAWAY)
+    add_connection(session, "venue", venue_url)
+    add_app(session, "venue", TAKEAWAY)
     with pytest.raises(error):
-        controlplane.add_user(session, "cook@example.org", role, app=app)
+        add_user(session, "cook@example.org", role, app=app)
     assert session.scalar(sa.select(sa.func.count()).select_from(User)) == 0
 
 
 def test_a_renewed_token_leaves_the_old_one_opening_nothing(session: Session) -> None:
-    old = controlplane.add_user(session, "ada@example.org", "admin").token
+    old = add_user(session, "ada@example.org", "admin").token
     assert old
-    new = controlplane.renew_token(session, "ada@example.org")
-    assert controlplane.user_by_token(session, old) is None
-    assert controlplane.user_by_token(session, new) is not None
+    new = renew_token(session, "ada@example.org")
+    assert user_by_token(session, old) is None
+    assert user_by_token(session, new) is not None
 
 
 # --- the web's db ---------------------------------------------------------------
@@ -413,10 +426,10 @@ def test_a_renewed_token_leaves_the_old_one_opening_nothing(session: Session) ->
 def test_the_web_reads_the_control_plane_with_flask_sqlalchemy(
     session: Session, control_url: str, venue_url: str
 ) -> None:
-    controlplane.add_connection(session, "venue", with_password(venue_url))
+    add_connection(session, "venue", with_password(venue_url))
     app = create_app({"TESTING": True, "DATABASE_URL": control_url})
     with app.app_context():
-        names = [c.name for c in controlplane.list_connections(db.session)]
+        names = [c.name for c in list_connections(db.session)]
         engine = db.engine
     engine.dispose()
     assert names == ["venue"]

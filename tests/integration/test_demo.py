@@ -20,14 +20,17 @@ from psycopg import sql
 from adminium.demo import DEMO_APPS, DEMO_EMAIL, DEMO_PASSWORD, install_demo
 from core.sample_marks import sample_rows
 from core.sweep import sweep_connection
+from services.apps import app_store
+from services.connections import get_connection
+from services.models import Connection
+from services.storage import engine_for, open_session, upgrade_control_plane
+from services.users import user_by_password
 from tests.integration.test_procfile import (  # noqa: F401  (fixtures)
     Launch,
     instance_folder,
     launch,
     wait_for,
 )
-from web import controlplane
-from web.models import Connection
 
 # Wed 1 Jul 2026 13:00 BST.
 NOW = datetime(2026, 7, 1, 12, tzinfo=UTC)
@@ -37,14 +40,14 @@ NOW = datetime(2026, 7, 1, 12, tzinfo=UTC)
 def demo(make_database: Callable[[], str], server_database_url: str) -> Iterator[dict[str, Any]]:
     """A fresh control plane and the name of a demo database on the same server (dropped after)."""
     control_url = make_database()
-    controlplane.upgrade_control_plane(control_url)
+    upgrade_control_plane(control_url)
     name = f"adm_demo_{uuid.uuid4().hex[:10]}"
     yield {"control_url": control_url, "database": name}
-    with controlplane.open_session(control_url) as session:
+    with open_session(control_url) as session:
         connection = session.scalar(sa.select(Connection).where(Connection.name == "demo"))
         if connection is not None:
-            controlplane.engine_for(connection.url).dispose()
-    controlplane.engine_for(control_url).dispose()
+            engine_for(connection.url).dispose()
+    engine_for(control_url).dispose()
     with psycopg.connect(server_database_url, autocommit=True) as conn:
         conn.execute(
             sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
@@ -54,10 +57,10 @@ def demo(make_database: Callable[[], str], server_database_url: str) -> Iterator
 def snapshot(control_url: str) -> dict[str, Any]:
     """Every row of every demo app's tables, and the sample marks."""
     found: dict[str, Any] = {}
-    with controlplane.open_session(control_url) as session:
-        connection = controlplane.get_connection(session, "demo")
+    with open_session(control_url) as session:
+        connection = get_connection(session, "demo")
         for app in connection.apps:
-            store = controlplane.app_store(app)
+            store = app_store(app)
             with store.engine.connect() as conn:
                 for table in store.app.tables:
                     found[f"{app.name}.{table}"] = sorted(
@@ -83,22 +86,22 @@ def test_demo_installs_once_and_later_runs_change_nothing(demo: dict[str, Any]) 
 
 def test_demo_connection_and_staff_account(demo: dict[str, Any]) -> None:
     install_demo(demo["control_url"], now=NOW, database=demo["database"])
-    with controlplane.open_session(demo["control_url"]) as session:
-        connection = controlplane.get_connection(session, "demo")
+    with open_session(demo["control_url"]) as session:
+        connection = get_connection(session, "demo")
         assert connection.zone == "Europe/London"
         assert sorted(a.name for a in connection.apps) == sorted(DEMO_APPS)
         assert {a.model.schema_name for a in connection.apps} == set(DEMO_APPS)
-        user = controlplane.user_by_password(session, DEMO_EMAIL, DEMO_PASSWORD)
+        user = user_by_password(session, DEMO_EMAIL, DEMO_PASSWORD)
         assert user is not None
         assert [user.roles_in(a) for a in connection.apps] == [{"manager"}] * 3
-        assert controlplane.user_by_password(session, DEMO_EMAIL, "wrong") is None
+        assert user_by_password(session, DEMO_EMAIL, "wrong") is None
 
 
 def test_timed_moves_happen_in_the_demo_first_minutes(demo: dict[str, Any]) -> None:
     install_demo(demo["control_url"], now=NOW, database=demo["database"])
-    with controlplane.open_session(demo["control_url"]) as session:
-        connection = controlplane.get_connection(session, "demo")
-        stores = [controlplane.app_store(app) for app in connection.apps]
+    with open_session(demo["control_url"]) as session:
+        connection = get_connection(session, "demo")
+        stores = [app_store(app) for app in connection.apps]
         # The first minute: yesterday's uncollected order (its closing, 30 Jun 23:00 BST,
         # passed) and Priya's stay (no-show from 1 Jul 10:00 BST) are due; no offer yet.
         first = sweep_connection(stores, connection="demo", now=NOW + timedelta(minutes=1))

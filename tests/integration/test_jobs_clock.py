@@ -16,13 +16,15 @@ from rq import Queue
 from rq.cron import CronScheduler
 from rq.job import Job
 
-from adminium.events import events_channel
 from core.sweep import SweepOutcome
-from jobs.sweep import enqueue_sweep, sweep_job_id, sweep_now
+from jobs.sweep import enqueue_sweep, sweep_job_id
 from jobs.tick import enqueue_minute
+from services.apps import add_app, app_store
+from services.connections import add_connection, get_connection, set_paused
+from services.events import NO_PUBLISHER, events_channel
+from services.storage import engine_for, open_session, upgrade_control_plane
+from services.sweeps import sweep
 from tests.integration.sweep_fixtures import SHOP
-from web import controlplane
-from web.controlplane import open_session, upgrade_control_plane
 
 PAST = datetime(2026, 5, 4, 11, 0, tzinfo=UTC)
 
@@ -41,7 +43,7 @@ def control(make_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch) -
     upgrade_control_plane(url)
     monkeypatch.setenv("DATABASE_URL", url)
     yield url
-    controlplane.engine_for(url).dispose()
+    engine_for(url).dispose()
 
 
 @pytest.fixture
@@ -50,14 +52,14 @@ def connection(control: str, make_database: Callable[[], str]) -> Iterator[str]:
     name = f"c-{uuid.uuid4().hex[:10]}"
     venue_url = make_database()
     with open_session(control) as session:
-        controlplane.add_connection(session, name, venue_url, "Europe/London")
-        controlplane.add_app(session, name, SHOP, create_tables=True)
-        store = controlplane.app_store(controlplane.get_connection(session, name).apps[0])
+        add_connection(session, name, venue_url, "Europe/London")
+        add_app(session, name, SHOP, create_tables=True)
+        store = app_store(get_connection(session, name).apps[0])
     with store.engine.begin() as conn:
         conn.exec_driver_sql("INSERT INTO settings DEFAULT VALUES")
         conn.exec_driver_sql("INSERT INTO orders (status, due_at) VALUES ('placed', %s)", (PAST,))
     yield name
-    controlplane.engine_for(venue_url).dispose()
+    engine_for(venue_url).dispose()
 
 
 def test_clock_started_twice_enqueues_each_sweep_once(
@@ -106,10 +108,11 @@ def test_pause_is_read_as_the_sweep_starts_and_resume_moves_what_is_due(
 ) -> None:
     now = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
     with open_session(control) as session:
-        controlplane.set_paused(session, connection, True)
-        assert sweep_now(session, connection, now=now).outcome is SweepOutcome.paused
-        controlplane.set_paused(session, connection, False)
-        report = sweep_now(session, connection, now=now)
+        set_paused(session, connection, True, NO_PUBLISHER)
+        paused = sweep(session, connection, now=now, publisher=NO_PUBLISHER)
+        assert paused.outcome is SweepOutcome.paused
+        set_paused(session, connection, False, NO_PUBLISHER)
+        report = sweep(session, connection, now=now, publisher=NO_PUBLISHER)
     assert (report.outcome, len(report.moved)) == (SweepOutcome.done, 1)
 
 

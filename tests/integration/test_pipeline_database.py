@@ -12,7 +12,6 @@ import pytest
 import redis
 import sqlalchemy as sa
 
-from adminium.events import events_channel, publish_events
 from core.actors import Actor
 from core.clock import venue_zone
 from core.errors import ColumnNotWritable, ValueRefused, WriteConflict
@@ -20,6 +19,7 @@ from core.events import RowEvent
 from core.manifest.model import load_app
 from core.store import Store, install_app, make_engine, timed_indexes
 from core.writes import write_row
+from services.events import Publisher, events_channel
 from tests.integration.db_roles import restricted_store
 from tests.integration.pipeline_fixtures import MANIFEST, Venue, at, make_venue, venue
 
@@ -165,7 +165,7 @@ def test_events_are_published_as_json_on_the_connections_channel(redis_url: str)
         pubsub.subscribe(events_channel(connection))
         assert pubsub.get_message(timeout=2)["type"] == "subscribe"  # type: ignore[index]
         event = RowEvent(connection, "venue", "orders", 42, "cancelled", "Timed move")
-        assert publish_events(client, [event]) == 1
+        Publisher(client).rows([event])
         message = pubsub.get_message(timeout=2)
         assert message is not None
         assert json.loads(message["data"]) == {

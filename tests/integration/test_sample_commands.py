@@ -14,9 +14,9 @@ import sqlalchemy as sa
 from click.testing import CliRunner, Result
 
 from adminium.cli import main
-from adminium.events import events_channel
 from core.sample_marks import sample_rows
-from web import controlplane
+from services.events import events_channel
+from services.storage import engine_for
 
 ROOT = Path(__file__).resolve().parents[2]
 Invoke = Callable[..., Result]
@@ -40,13 +40,13 @@ def setup(make_database: Callable[[], str]) -> Iterator[tuple[Invoke, str]]:
     manifest = ROOT / "examples" / "takeaway.json"
     assert invoke("app", "add", "venue", str(manifest), "--create-tables").exit_code == 0
     yield invoke, venue_url
-    controlplane.engine_for(venue_url).dispose()
-    controlplane.engine_for(control_url).dispose()
+    engine_for(venue_url).dispose()
+    engine_for(control_url).dispose()
 
 
 def counts(url: str) -> tuple[int, int]:
     """(orders, sample marks) in the venue's database."""
-    engine = controlplane.engine_for(url)
+    engine = engine_for(url)
     with engine.connect() as conn:
         orders = conn.execute(sa.text("SELECT count(*) FROM takeaway.orders")).scalar_one()
         marks = conn.execute(sa.select(sa.func.count()).select_from(sample_rows)).scalar_one()
@@ -106,8 +106,8 @@ def test_remove_tells_open_screens_each_row_removed(
     finally:
         listener.close()
         client.close()
-        controlplane.engine_for(venue_url).dispose()
-        controlplane.engine_for(control_url).dispose()
+        engine_for(venue_url).dispose()
+        engine_for(control_url).dispose()
     # the sample holds 18 rows (7 orders among them): each is heard once, as removed.
     assert len(heard) == 18
     assert all(e["removed"] is True and e["actor"] == "Sample data" for e in heard)

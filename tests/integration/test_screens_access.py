@@ -8,6 +8,9 @@ from collections.abc import Callable
 import pytest
 from flask.testing import FlaskClient
 
+from services.apps import add_app
+from services.connections import add_connection
+from services.models import db
 from tests.integration.api_fixtures import Site, api_manifest
 from tests.integration.pipeline_fixtures import at
 from tests.integration.screens_fixtures import (
@@ -17,8 +20,6 @@ from tests.integration.screens_fixtures import (
     screens_site,
     signed_in,
 )
-from web.controlplane import add_app, add_connection
-from web.models import db
 
 pytestmark = pytest.mark.integration
 __all__ = ["screens_site", "signed_in"]

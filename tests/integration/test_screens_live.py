@@ -20,7 +20,9 @@ from werkzeug.serving import make_server
 
 from core.sample_rows import add_sample
 from core.samples import read_sample
-from jobs.sweep import sweep_now
+from services.events import Publisher
+from services.models import db
+from services.sweeps import sweep
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
 from tests.integration.screens_fixtures import (
@@ -31,7 +33,6 @@ from tests.integration.screens_fixtures import (
     signed_in,
 )
 from web import live
-from web.models import db
 
 pytestmark = pytest.mark.integration
 __all__ = ["screens_site", "signed_in"]
@@ -72,7 +73,9 @@ def test_open_board_hears_the_timed_move_within_a_second(
     try:
         started = time.monotonic()
         with screens_site.app.app_context():
-            report = sweep_now(db.session, "venue", now=at("2026-07-07 20:01"), redis_client=client)
+            report = sweep(
+                db.session, "venue", now=at("2026-07-07 20:01"), publisher=Publisher(client)
+            )
         assert [d.key for d in report.moved] == [key]
         message = ""
         while f"row-orders-{key}" not in message:
@@ -113,7 +116,9 @@ def test_row_the_sweep_sets_aside_joins_the_open_list_and_its_card_says_so(
     try:
         started = time.monotonic()
         with screens_site.app.app_context():
-            report = sweep_now(db.session, "venue", now=at("2026-07-08 20:01"), redis_client=client)
+            report = sweep(
+                db.session, "venue", now=at("2026-07-08 20:01"), publisher=Publisher(client)
+            )
         assert [r.due.key for r in report.set_aside] == [key]
         listed = receive_until(aside, f'id="aside-orders-{key}"', started)
         card = receive_until(board, f'id="row-orders-{key}"', started)

@@ -13,8 +13,11 @@ import sqlalchemy as sa
 from flask.testing import FlaskClient
 
 from core.manifest.model import load_app
+from core.pending import rules_of, waiting_on
 from core.store import Store
-from jobs.sweep import sweep_now
+from services import sweeps
+from services.events import NO_PUBLISHER
+from services.models import db
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import MANIFEST, at
 from tests.integration.screens_fixtures import (
@@ -24,8 +27,6 @@ from tests.integration.screens_fixtures import (
     screens_site,
     signed_in,
 )
-from web.models import db
-from web.screens.timed import rules_of, waiting_on
 from web.screens.times import audit_value
 
 pytestmark = pytest.mark.integration
@@ -46,7 +47,7 @@ def column_of(html: str, state: str) -> str:
 def sweep(site: Site, when: str) -> None:
     """Run the minute sweep of the venue at an instant written in UTC."""
     with site.app.app_context():
-        sweep_now(db.session, "venue", now=at(when))
+        sweeps.sweep(db.session, "venue", now=at(when), publisher=NO_PUBLISHER)
 
 
 def test_board_shows_a_column_per_state_and_when_the_clock_cancels(

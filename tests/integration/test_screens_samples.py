@@ -11,10 +11,10 @@ import redis
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
-from adminium.events import events_channel
 from core.sample_marks import sample_rows
 from core.sample_rows import add_sample
 from core.samples import read_sample
+from services.events import events_channel
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
 from tests.integration.screens_fixtures import add_order, csrf_of, screens_site, signed_in

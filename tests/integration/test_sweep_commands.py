@@ -9,9 +9,10 @@ from collections.abc import Callable
 from click.testing import CliRunner
 
 from adminium.cli import main
+from services.apps import add_app, app_store
+from services.connections import add_connection, get_connection
+from services.storage import open_session, upgrade_control_plane
 from tests.integration.sweep_fixtures import SHOP
-from web import controlplane
-from web.controlplane import open_session, upgrade_control_plane
 
 
 def test_due_then_sweep_then_indexes(make_database: Callable[[], str]) -> None:
@@ -19,9 +20,9 @@ def test_due_then_sweep_then_indexes(make_database: Callable[[], str]) -> None:
     upgrade_control_plane(control)
     name = f"c-{uuid.uuid4().hex[:8]}"
     with open_session(control) as session:
-        controlplane.add_connection(session, name, venue, "Europe/London")
-        controlplane.add_app(session, name, SHOP, create_tables=True)
-        store = controlplane.app_store(controlplane.get_connection(session, name).apps[0])
+        add_connection(session, name, venue, "Europe/London")
+        add_app(session, name, SHOP, create_tables=True)
+        store = app_store(get_connection(session, name).apps[0])
     with store.engine.begin() as conn:
         conn.exec_driver_sql("INSERT INTO settings DEFAULT VALUES")
         conn.exec_driver_sql(

@@ -14,7 +14,7 @@ from flask import Flask, request
 from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFProtect
 
-from web.models import Connection
+from services.models import Connection
 from web.screens import auth, boards, connections, pending, rows, samples, set_aside, times
 from web.screens.access import signed_in_user
 

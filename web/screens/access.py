@@ -12,10 +12,12 @@ from werkzeug.wrappers import Response
 
 from core.actors import Actor
 from core.errors import AdminiumError
-from web.api import lookup_app
-from web.controlplane import DatabaseRefused, app_store, first_line, get_connection
+from services.apps import app_store
+from services.connections import get_connection
+from services.errors import DatabaseRefused, first_line
+from services.models import ADMIN, App, Connection, User, db
+from web.context import lookup_app
 from web.errors import Forbidden, NotFound, status_of
-from web.models import ADMIN, App, Connection, User, db
 
 log = logging.getLogger(__name__)
 

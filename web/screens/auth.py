@@ -7,8 +7,8 @@ import logging
 from flask import Blueprint, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
-from web.controlplane import user_by_password
-from web.models import db
+from services.models import db
+from services.users import user_by_password
 from web.screens.access import USER_KEY, signed_in_user
 
 log = logging.getLogger(__name__)

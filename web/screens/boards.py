@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from flask import render_template, request
 
-from web.api import clock
-from web.controlplane import app_store
+from core.pending import keys_set_aside, set_aside_rows
+from services.apps import app_store
+from services.models import App
+from web.context import clock
 from web.errors import NotFound
-from web.models import App
 from web.screens.access import is_htmx, screen_app, screen_blueprint
 from web.screens.reading import read_board
-from web.screens.timed import keys_set_aside, set_aside_rows
 
 bp = screen_blueprint("boards", __name__)
 
@@ -29,6 +29,7 @@ def _board_context(connection: str, name: str, table: str) -> dict[str, object]:
     store = app_store(app)
     q = request.args.get("q", "").strip()
     state = request.args.get("state", "").strip()
+    now = clock()
     return {
         "app": app,
         "connection": app.connection,
@@ -37,7 +38,7 @@ def _board_context(connection: str, name: str, table: str) -> dict[str, object]:
         "aside_keys": keys_set_aside(set_aside_rows([store], table=table)),
         "q": q,
         "state": state,
-        "now": clock(),
+        "now": now,
     }
 
 

@@ -6,16 +6,18 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from flask import current_app, render_template
+from flask import render_template
 from sqlalchemy.exc import DBAPIError
 from werkzeug.wrappers import Response
 
-from adminium.events import publish_pause as publish_pause_event
-from adminium.events import send_to
-from web.api import clock
-from web.controlplane import app_store, first_line, set_paused
+from core.pending import set_aside_rows
+from core.sweep_records import last_sweep
+from services.apps import app_store
+from services.connections import set_paused
+from services.errors import first_line
+from services.models import App, Connection, db
+from web.context import clock, publisher
 from web.errors import Forbidden
-from web.models import App, Connection, db
 from web.screens.access import (
     all_connections,
     is_htmx,
@@ -25,7 +27,6 @@ from web.screens.access import (
     screen_connection,
 )
 from web.screens.samples import removable_apps
-from web.screens.timed import last_sweep, set_aside_rows
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ def read_connection(
     """The card of one connection: its last sweep, and its rows set aside now."""
     stores = [app_store(a) for a in apps if a.has_timed_moves]
     try:
-        sweep = last_sweep(stores[0], connection.name) if stores else None
+        sweep = last_sweep(stores[0].engine, connection.name) if stores else None
         aside = len(set_aside_rows(stores)) if stores else 0
     except DBAPIError as error:
         log.warning("connection %s: its database did not answer", connection.name)
@@ -104,8 +105,7 @@ def _pause(name: str, paused: bool) -> str:
             "pausing stops every app of the connection: it needs a role in each of them",
             {"connection": name},
         )
-    set_paused(db.session, name, paused)
-    publish_pause(name, paused)
+    set_paused(db.session, name, paused, publisher())
     return render_template("screens/_connection.html", view=connection_card(name), now=clock())
 
 
@@ -119,12 +119,3 @@ def pause_connection(name: str) -> str | Response:
 def resume_connection(name: str) -> str | Response:
     """Resume the connection: every row already due moves at the next sweep."""
     return _pause(name, False)
-
-
-def publish_pause(name: str, paused: bool) -> None:
-    """Tell the live screens of a connection that it was paused or resumed."""
-    send_to(
-        current_app.config.get("REDIS_URL"),
-        lambda c: publish_pause_event(c, name, paused),
-        f"pause of connection {name}",
-    )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from flask import render_template
 
-from web.api import clock
-from web.controlplane import app_store
+from core.pending import PENDING_HORIZON, pending_moves
+from services.apps import timed_stores
+from web.context import clock
 from web.screens.access import is_htmx, screen_blueprint, screen_connection
-from web.screens.timed import PENDING_HORIZON, pending_moves
 
 bp = screen_blueprint("pending", __name__)
 
@@ -15,12 +15,12 @@ bp = screen_blueprint("pending", __name__)
 def pending_context(name: str) -> dict[str, object]:
     """What the pending page and its partial render."""
     connection, apps = screen_connection(name)
-    stores = [app_store(a) for a in apps if a.has_timed_moves]
+    stores = [s for s in timed_stores(connection) if s.app.name in {a.name for a in apps}]
     now = clock()
     return {
         "connection": connection,
         "zone": stores[0].zone if stores else None,
-        "moves": pending_moves(stores, now),
+        "moves": pending_moves(stores, by=now + PENDING_HORIZON, now=now),
         "horizon_days": PENDING_HORIZON.days,
         "now": now,
     }

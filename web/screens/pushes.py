@@ -12,13 +12,8 @@ from typing import Any
 
 from flask import render_template
 
-from web.api import clock, lookup_app
-from web.controlplane import app_store, get_connection
-from web.models import App, db
-from web.screens.connections import read_connection
-from web.screens.reading import editable_columns, matches, open_moves, state_counts, states_of
-from web.screens.rows import row_context
-from web.screens.timed import (
+from core.due import moment_tables
+from core.pending import (
     PENDING_HORIZON,
     Pending,
     keys_set_aside,
@@ -26,6 +21,13 @@ from web.screens.timed import (
     set_aside_rows,
     waiting_on,
 )
+from services.apps import app_store
+from services.connections import get_connection
+from services.models import App, db
+from web.context import clock, lookup_app
+from web.screens.connections import read_connection
+from web.screens.reading import editable_columns, matches, open_moves, state_counts, states_of
+from web.screens.rows import row_context
 
 
 def _app(event: Mapping[str, Any]) -> App | None:
@@ -40,6 +42,7 @@ def push_board(event: Mapping[str, Any], q: str, state: str) -> str:
     store = app_store(app)
     table, key = str(event["table"]), event["key"]
     card = matches(store, table, key, q, state)
+    now = clock()
     aside = keys_set_aside(set_aside_rows([store], table=table, key=str(key))) if card else set()
     found = state_counts(store, table, q)
     counts = {s: found.get(s, 0) for s in states_of(store.spec(table)) if not state or s == state}
@@ -53,7 +56,7 @@ def push_board(event: Mapping[str, Any], q: str, state: str) -> str:
         card=card,
         aside_keys=aside,
         counts=counts,
-        now=clock(),
+        now=now,
     )
 
 
@@ -79,11 +82,11 @@ def push_pending(event: Mapping[str, Any]) -> str:
     now = clock()
     with store.engine.connect() as conn:
         row = store.read_row(conn, table, store.coerce_key(table, event["key"]))
-        tables = store.tables_for_moments(conn)
+        tables = moment_tables(store, conn)
     waiting = waiting_on(rules_of(store, table), row, tables) if row is not None else None
     move = None
     if waiting is not None and waiting.reading.at <= now + PENDING_HORIZON:
-        move = Pending(waiting.rule, event["key"], waiting.reading.at, False)
+        move = Pending(waiting.rule, event["key"], waiting.reading.at, None, False)
     return render_template(
         "live/pending.html",
         dom_id=dom_id,
@@ -101,6 +104,7 @@ def push_set_aside(event: Mapping[str, Any], roles: Mapping[str, frozenset[str]]
         return ""
     store = app_store(app)
     table, key = str(event["table"]), str(event["key"])
+    now = clock()
     found = set_aside_rows([store], table=table, key=key)
     return render_template(
         "live/set_aside.html",
@@ -113,7 +117,7 @@ def push_set_aside(event: Mapping[str, Any], roles: Mapping[str, frozenset[str]]
         open_moves=open_moves,
         editable_columns=editable_columns,
         error=None,
-        now=clock(),
+        now=now,
     )
 
 

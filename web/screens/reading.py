@@ -9,9 +9,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from core.audit import audit
+from core.due import moment_tables
 from core.manifest.model import Column, MoveSpec, Table
+from core.pending import Waiting, rules_of, waiting_on
 from core.store import Row, Store
-from web.screens.timed import Waiting, read_tables, rules_of, waiting_on
 
 BOARD_LIMIT = 2000
 """How many rows a board shows at most (the newest first)."""
@@ -106,7 +107,7 @@ def read_board(store: Store, table: str, q: str = "", state: str = "") -> Board:
     states = states_of(spec)
     board = Board(table, states, {s: [] for s in states})
     with store.engine.connect() as conn:
-        tables = read_tables(store, conn)
+        tables = moment_tables(store, conn)
         for row in conn.execute(query).mappings():
             card = make_card(store, table, dict(row), tables)
             board.columns.setdefault(card.state, []).append(card)
@@ -127,7 +128,7 @@ def matches(store: Store, table: str, key: Any, q: str, state: str) -> Card | No
         row = conn.execute(query).mappings().first()
         if row is None:
             return None
-        return make_card(store, table, dict(row), read_tables(store, conn))
+        return make_card(store, table, dict(row), moment_tables(store, conn))
 
 
 def state_counts(store: Store, table: str, q: str = "") -> dict[str, int]:
@@ -179,7 +180,7 @@ def read_row_view(store: Store, table: str, key: Any, roles: frozenset[str]) -> 
         row = store.read_row(conn, table, key)
         if row is None:
             return None
-        card = make_card(store, table, row, read_tables(store, conn))
+        card = make_card(store, table, row, moment_tables(store, conn))
         history = conn.execute(
             sa.select(audit)
             .where(

@@ -8,15 +8,16 @@ from typing import Any
 from flask import render_template, request
 
 from core.errors import AdminiumError
+from core.pending import set_aside_rows
 from core.store import Store
-from web.api import clock, parse_key
-from web.controlplane import app_store
+from services.apps import app_store
+from services.models import App
+from web.api import parse_key
+from web.context import clock
 from web.errors import NotFound
-from web.models import App
 from web.screens import writing
 from web.screens.access import person, require_user, screen_app, screen_blueprint
 from web.screens.reading import editable_columns, read_row_view, states_of
-from web.screens.timed import set_aside_rows
 
 bp = screen_blueprint("rows", __name__)
 
@@ -41,6 +42,7 @@ def row_context(
     if view is None:
         raise NotFound(f"no row {raw!r} in {table}", {"table": table, "key": raw})
     spec = store.spec(table)
+    now = clock()
     return {
         "app": app,
         "connection": app.connection,
@@ -51,7 +53,7 @@ def row_context(
         "editable": editable_columns(spec),
         "asides": set_aside_rows([store], table=table, key=str(view.card.key)),
         "error": error,
-        "now": clock(),
+        "now": now,
     }
 
 

@@ -8,12 +8,11 @@ from typing import Any
 
 from flask import render_template, request
 
-from core.actors import Actor
-from core.errors import AdminiumError, RowNotDue
-from core.sweep_records import SET_ASIDE_FOR, SetAside, drop_set_aside, write_set_aside
-from core.writes import write_row
-from web.api import clock, publish
-from web.controlplane import app_store
+from core.errors import AdminiumError
+from core.pending import set_aside_rows
+from services.apps import app_store, timed_stores
+from services.sweeps import retry_set_aside
+from web.context import clock, publisher
 from web.screens import writing
 from web.screens.access import (
     is_htmx,
@@ -26,7 +25,6 @@ from web.screens.access import (
 )
 from web.screens.reading import editable_columns, open_moves
 from web.screens.rows import row_key
-from web.screens.timed import Aside, set_aside_rows
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +35,9 @@ def set_aside_context(name: str) -> dict[str, Any]:
     """What the set-aside page and its partial render."""
     connection, apps = screen_connection(name)
     user = require_user()
-    stores = [app_store(a) for a in apps if a.has_timed_moves]
+    stores = [s for s in timed_stores(connection) if s.app.name in {a.name for a in apps}]
     roles = {a.name: roles_of(user, a) for a in apps}
+    now = clock()
     return {
         "connection": connection,
         "zone": stores[0].zone if stores else None,
@@ -46,7 +45,7 @@ def set_aside_context(name: str) -> dict[str, Any]:
         "roles": roles,
         "open_moves": open_moves,
         "editable_columns": editable_columns,
-        "now": clock(),
+        "now": now,
     }
 
 
@@ -67,6 +66,7 @@ def _item(name: str, app_name: str, table: str, key: str, error: AdminiumError |
     """The row's list item after a fix: empty (it leaves the list) once it is no longer aside."""
     app, roles = screen_app(name, app_name)
     store = app_store(app)
+    now = clock()
     found = set_aside_rows([store], table=table, key=key)
     if not found:
         return ""
@@ -79,7 +79,7 @@ def _item(name: str, app_name: str, table: str, key: str, error: AdminiumError |
         open_moves=open_moves,
         editable_columns=editable_columns,
         error=error,
-        now=clock(),
+        now=now,
     )
 
 
@@ -100,50 +100,7 @@ def fix_row(name: str, app_name: str, table: str, key: str, action: str) -> str:
                 store, table, parsed, actor, request.form["column"], request.form.get("value", "")
             )
         else:
-            retry(store, table, key)
+            retry_set_aside(store, table, key, now=clock(), publisher=publisher())
     except AdminiumError as refused:
         error = refused
     return _item(name, app_name, table, key, error)
-
-
-def retry(store: Any, table: str, key: str) -> None:
-    """Try a set-aside row's timed move now, as the clock would; refused again: a new hour."""
-    for aside in set_aside_rows([store], table=table, key=key):
-        _retry_one(store, aside)
-
-
-def _retry_one(store: Any, aside: Aside) -> None:
-    """One rule's timed move tried now; the record dropped once moved, renewed when refused."""
-    rule = aside.rule
-    now = clock()
-    parsed = store.coerce_key(rule.table, aside.key)
-    try:
-        result = write_row(
-            store, rule.table, parsed, actor=Actor.clock(), now=now, timed=rule.timed
-        )
-    except RowNotDue:
-        return
-    except AdminiumError as error:
-        record = SetAside(
-            rule.app,
-            rule.table,
-            aside.key,
-            rule.number,
-            error.code,
-            aside.moment,
-            now + SET_ASIDE_FOR,
-        )
-        with store.engine.begin() as conn:
-            write_set_aside(conn, record, message=error.message, at=now)
-        log.info(
-            "set-aside row %s.%s key=%s rule=%s refused again: %s",
-            rule.app,
-            rule.table,
-            aside.key,
-            rule.number,
-            error.code,
-        )
-        raise
-    with store.engine.begin() as conn:
-        drop_set_aside(conn, rule.app, rule.table, aside.key, rule.number)
-    publish(result)

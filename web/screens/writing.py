@@ -1,4 +1,4 @@
-"""A screen's writes: form values read as the columns' types, then the one write pipeline."""
+"""A screen's writes: form values read as the columns' types, then a person's write."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from core.actors import Actor
 from core.errors import ValueRefused
 from core.manifest.model import Column
 from core.store import Store
-from core.writes import WriteResult, write_row
-from web.api import clock, publish
+from core.writes import WriteResult
+from services.writes import write_by_person
+from web.context import clock, publisher
 
 
 def form_value(column: Column, raw: str, store: Store) -> Any:
@@ -48,17 +49,28 @@ def edit(store: Store, table: str, key: Any, actor: Actor, column: str, raw: str
     if found is None:
         raise ValueRefused(f"no column {column!r}", {"column": column, "reason": "unknown"})
     value = form_value(found, raw, store)
-    result = write_row(store, table, key, actor=actor, now=clock(), values={column: value})
-    publish(result)
-    return result
+    return write_by_person(
+        store,
+        table,
+        key,
+        actor=actor,
+        clock=clock,
+        publisher=publisher(),
+        values={column: value},
+    )
 
 
 def move(
     store: Store, table: str, key: Any, actor: Actor, to: str, seen: str | None
 ) -> WriteResult:
     """Move a row as a person, naming the state they saw; its events go out after the commit."""
-    result = write_row(
-        store, table, key, actor=actor, now=clock(), move_to=to, seen_state=seen or None
+    return write_by_person(
+        store,
+        table,
+        key,
+        actor=actor,
+        clock=clock,
+        publisher=publisher(),
+        move_to=to,
+        seen_state=seen or None,
     )
-    publish(result)
-    return result

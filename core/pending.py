@@ -1,7 +1,8 @@
 """What the clock will do to rows: the timed move a row waits on, pending moves, set-aside rows.
 
-Reads only; every write goes through `core.writes.write_row`. The due rows come from
-`core.due.find_due` (the sweep's own search), looked a horizon ahead.
+Reads only (the screens and the console show these); every write goes through
+`core.writes.write_row`. The due rows come from `core.due.find_due` (the sweep's own
+search), looked a horizon ahead; "set aside" is `core.set_aside`'s one rule.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from sqlalchemy.engine import Connection
 
 from core.due import Rule, find_due, moment_tables, timed_rules
 from core.moments import MomentContext, MomentValueError, Reading, Tables, resolve_moment
+from core.set_aside import SetAside, read_set_aside
 from core.store import Row, Store
-from core.sweep_records import SetAside, read_set_aside, recent_sweeps
 
 PENDING_HORIZON = timedelta(days=7)
 """How far ahead the pending list looks."""
@@ -51,6 +52,7 @@ class Aside:
     moment: datetime
     until: datetime
     row: Row
+    record: SetAside
 
     @property
     def dom_id(self) -> str:
@@ -65,6 +67,7 @@ class Pending:
     rule: Rule
     key: Any
     moment: datetime
+    record: SetAside | None
     set_aside: bool
 
 
@@ -87,29 +90,26 @@ def waiting_on(rules: Sequence[Rule], row: Row, tables: Tables) -> Waiting | Non
     return None
 
 
-def read_tables(store: Store, conn: Connection) -> Tables:
-    """The settings and hours tables the app's timed moves read."""
-    return moment_tables(store, conn)
-
-
-def pending_moves(stores: Sequence[Store], now: datetime) -> list[Pending]:
-    """The connection's timed moves within the horizon, next due first."""
+def pending_moves(
+    stores: Sequence[Store], *, by: datetime, now: datetime, limit: int = PENDING_LIMIT
+) -> list[Pending]:
+    """The connection's timed moves due by `by` (at most `limit`), next due first; each
+    marked set aside when its record holds at `now`."""
     if not stores:
         return []
     with stores[0].engine.connect() as conn:
         records = read_set_aside(conn, [s.app.name for s in stores])
-        found = find_due(
-            conn, stores, now=now + PENDING_HORIZON, limit=PENDING_LIMIT, records=records
-        )
+        found = find_due(conn, stores, now=by, limit=limit, records=records)
     rows = sorted([*found.due, *found.passed_by], key=lambda d: (d.moment, str(d.key)))
     return [
         Pending(
             d.rule,
             d.key,
             d.moment,
-            d.record is not None and d.record.until > now and d.record.moment == d.moment,
+            d.record,
+            d.record is not None and d.record.holds(d.moment, now),
         )
-        for d in rows[:PENDING_LIMIT]
+        for d in rows[:limit]
     ]
 
 
@@ -120,14 +120,15 @@ def _rule_by_number(store: Store, table: str, number: int) -> Rule | None:
 def set_aside_rows(
     stores: Sequence[Store], *, table: str | None = None, key: str | None = None
 ) -> list[Aside]:
-    """The rows set aside now: still in `from`, their moment unchanged since (a fix took them)."""
+    """The rows set aside: still in `from`, their record standing for their moment (a fix,
+    or the sweep once their hour is over, takes them off)."""
     found: list[Aside] = []
     if not stores:
         return found
     by_app = {s.app.name: s for s in stores}
     with stores[0].engine.connect() as conn:
         records = read_set_aside(conn, list(by_app), table=table, key=key).values()
-        tables = {name: read_tables(s, conn) for name, s in by_app.items()}
+        tables = {name: moment_tables(s, conn) for name, s in by_app.items()}
         for record in records:
             aside = _still_aside(conn, by_app[record.app], record, tables[record.app])
             if aside is not None:
@@ -144,16 +145,11 @@ def _still_aside(conn: Connection, store: Store, record: SetAside, tables: Table
     if row is None:
         return None
     waiting = waiting_on([rule], row, tables)
-    if waiting is None or waiting.reading.at != record.moment:
+    if waiting is None or not record.stands_for(waiting.reading.at):
         return None
-    return Aside(rule, record.key, record.code, record.message, record.moment, record.until, row)
-
-
-def last_sweep(store: Store, connection: str) -> dict[str, Any] | None:
-    """The connection's latest sweep record, if any."""
-    with store.engine.connect() as conn:
-        found = recent_sweeps(conn, connection, limit=1)
-    return found[0] if found else None
+    return Aside(
+        rule, record.key, record.code, record.message, record.moment, record.until, row, record
+    )
 
 
 def keys_set_aside(asides: Iterable[Aside]) -> set[tuple[str, str]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-import psycopg
 from flask import Flask
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import DateTime, ForeignKey, MetaData, String, UniqueConstraint, func
@@ -19,7 +18,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
-from core.store import engine_url
+from services.urls import hide_password, sqlalchemy_url
 
 SCHEMA = "adminium_control"
 """The control plane's PostgreSQL schema in Adminium's own database."""
@@ -44,26 +43,6 @@ class Base(DeclarativeBase):
 
 
 db = SQLAlchemy(model_class=Base)
-
-
-parse_url = engine_url
-"""A PostgreSQL URL or libpq conninfo string read into its parts (to check it, to show it)."""
-
-
-def sqlalchemy_url(url: str) -> str:
-    """A plain `postgresql://` URL or conninfo string as SQLAlchemy's psycopg 3 URL."""
-    return parse_url(url).render_as_string(hide_password=False)
-
-
-def hide_password(url: str) -> str:
-    """A connection URL as it may be shown: `postgresql://user:***@host:port/db`."""
-    try:
-        parsed = parse_url(url)
-    except (psycopg.ProgrammingError, ValueError):
-        return "(unreadable URL)"
-    # libpq's other secret (the client key's passphrase) is left out altogether.
-    shown = parsed.set(drivername="postgresql").difference_update_query(["sslpassword"])
-    return shown.render_as_string(hide_password=True)
 
 
 class Connection(db.Model):  # type: ignore[name-defined,misc]
@@ -141,11 +120,6 @@ class User(db.Model):  # type: ignore[name-defined,misc]
     roles: Mapped[list[UserRole]] = relationship(
         back_populates="user", cascade="all, delete-orphan", lazy="selectin"
     )
-
-    @property
-    def actor(self) -> str:
-        """How the audit names this person's writes."""
-        return f"user@{self.email}"
 
     def roles_in(self, app: App) -> set[str]:
         """The roles this user holds in `app`; `admin` when admin of all apps."""

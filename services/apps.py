@@ -1,0 +1,149 @@
+"""Apps: manifests that passed the check, saved on a connection, and the store each one opens."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from core.manifest.check import check_manifest
+from core.manifest.model import App as AppManifest
+from core.manifest.model import load_app
+from core.store import Store, install_app
+from services.connections import get_connection
+from services.errors import (
+    AlreadyExists,
+    DatabaseRefused,
+    InvalidValue,
+    ManifestRefused,
+    NotFound,
+    first_line,
+)
+from services.models import App, Connection
+from services.storage import connection_engine
+
+log = logging.getLogger(__name__)
+
+
+def add_app(
+    session: Session,
+    connection_name: str,
+    manifest: dict[str, Any],
+    *,
+    replace: bool = False,
+    create_tables: bool = False,
+) -> App:
+    """Save an app on a connection once the manifest check passes; refuse with its sentences.
+
+    With `create_tables`, the app's tables, its timed moves' indexes and Adminium's schema
+    are made in the connection's database first; the app is saved only if that works.
+    """
+    connection = get_connection(session, connection_name)
+    refusals = check_manifest(manifest)
+    if refusals:
+        raise ManifestRefused(
+            "the manifest check refused the app: "
+            + "; ".join(f"{r.where}: {r.sentence}" for r in refusals),
+            {"refusals": [{"where": r.where, "sentence": r.sentence} for r in refusals]},
+        )
+    name = str(manifest["name"])
+    refuse_shared_tables(connection, load_app(manifest))
+    app = session.scalar(select(App).where(App.connection == connection, App.name == name))
+    if app is not None and not replace:
+        raise AlreadyExists(
+            f"connection {connection_name!r} already has an app named {name!r}",
+            {"connection": connection_name, "app": name},
+        )
+    if app is None:
+        app = App(connection=connection, name=name, manifest=manifest)
+        session.add(app)
+    else:
+        app.manifest = manifest
+    if create_tables:
+        try:
+            install_app(connection_engine(connection), app.model)
+        except SQLAlchemyError as error:
+            session.rollback()
+            raise DatabaseRefused(
+                f"could not make the app's tables in {connection.safe_url}: {first_line(error)}",
+                {"connection": connection_name},
+            ) from None
+        log.info("app %s: tables made on connection %s", name, connection_name)
+    session.commit()
+    log.info("app %s saved on connection %s", name, connection_name)
+    return app
+
+
+def refuse_shared_tables(connection: Connection, new: AppManifest) -> None:
+    """Two apps of one connection never keep a table of the same name in the same schema."""
+    for other in connection.apps:
+        if other.name == new.name or other.model.schema_name != new.schema_name:
+            continue
+        shared = sorted(set(other.model.tables) & set(new.tables))
+        if shared:
+            raise AlreadyExists(
+                f"app {other.name!r} of this connection already keeps {', '.join(shared)} in "
+                f"schema {new.schema_name!r}: give app {new.name!r} a schema of its own "
+                f'("schema": "{new.name}")',
+                {"app": other.name, "tables": shared, "schema": new.schema_name},
+            )
+
+
+def app_store(app: App) -> Store:
+    """The pipeline's view of an app: its tables on the connection's database, its zone."""
+    connection = app.connection
+    return Store(
+        connection_engine(connection),
+        app.model,
+        ZoneInfo(connection.zone_name),
+        connection=connection.name,
+    )
+
+
+def timed_stores(connection: Connection) -> list[Store]:
+    """The stores of a connection's apps that list a timed move (what the sweep reads)."""
+    return [app_store(app) for app in connection.apps if app.has_timed_moves]
+
+
+def lookup_app(session: Session, connection: str, name: str) -> App | None:
+    """The app of that name on that connection, or None."""
+    query = select(App).join(App.connection).where(Connection.name == connection, App.name == name)
+    return session.scalar(query)
+
+
+def find_table(session: Session, connection_name: str, table: str) -> App:
+    """The app of a connection that has `table`; `app.table` when several have one."""
+    connection = get_connection(session, connection_name)
+    app_name, _, table = table.rpartition(".")
+    apps = [a for a in connection.apps if table in a.model.tables and app_name in ("", a.name)]
+    if not apps:
+        raise NotFound(
+            f"no app of connection {connection_name!r} has a table {table!r}",
+            {"connection": connection_name, "table": table},
+        )
+    if len(apps) > 1:
+        raise InvalidValue(
+            f"several apps have a table {table!r}: write app.{table}", {"table": table}
+        )
+    return apps[0]
+
+
+def find_app(session: Session, ref: str) -> App:
+    """An app by `connection/app`, or by its name alone when only one connection has it."""
+    connection_name, _, name = ref.rpartition("/")
+    query = select(App).where(App.name == name)
+    if connection_name:
+        query = query.join(App.connection).where(Connection.name == connection_name)
+    apps = list(session.scalars(query))
+    if not apps:
+        raise NotFound(f"no app named {ref!r}", {"app": ref})
+    if len(apps) > 1:
+        raise InvalidValue(
+            f"several connections have an app named {name!r}: write connection/{name}",
+            {"app": ref},
+        )
+    return apps[0]

@@ -1,0 +1,105 @@
+"""Connections: the venues' databases, their zone, paused or not."""
+
+from __future__ import annotations
+
+import logging
+import re
+from functools import cache
+from importlib import resources
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import psycopg
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from services.errors import AlreadyExists, InvalidValue, NotFound
+from services.events import Publisher
+from services.models import Connection
+from services.urls import parse_url
+
+log = logging.getLogger(__name__)
+
+CONNECTION_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+
+
+@cache
+def iana_zones() -> frozenset[str]:
+    """The IANA zone names tzdata ships (no `localtime`, which is the server's zone)."""
+    return frozenset(resources.files("tzdata").joinpath("zones").read_text().split())
+
+
+def check_zone(zone: str | None) -> str | None:
+    """The zone if it is an IANA name zoneinfo can read; None (UTC) when empty."""
+    if not zone:
+        return None
+    if zone in iana_zones():
+        try:
+            ZoneInfo(zone)
+            return zone
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    raise InvalidValue(
+        f"{zone!r} is no IANA time zone: name one such as Europe/London, or none for UTC",
+        {"field": "zone", "value": zone},
+    )
+
+
+def check_url(url: str) -> str:
+    """The URL if libpq can read it as a PostgreSQL connection."""
+    try:
+        parse_url(url)
+    except (psycopg.ProgrammingError, ValueError):
+        raise InvalidValue(
+            "the URL is no PostgreSQL URL: write postgresql://user:password@host:5432/database",
+            {"field": "url"},
+        ) from None
+    return url
+
+
+def add_connection(session: Session, name: str, url: str, zone: str | None = None) -> Connection:
+    """Add a connection to a venue's database, in the venue's zone (None = UTC)."""
+    if not CONNECTION_NAME.match(name):
+        raise InvalidValue(
+            f"{name!r} is no connection name: use lower-case letters, digits, - and _",
+            {"field": "name", "value": name},
+        )
+    connection = Connection(name=name, url=check_url(url), zone=check_zone(zone), paused=False)
+    if session.scalar(select(Connection.id).where(Connection.name == name)) is not None:
+        raise AlreadyExists(f"a connection named {name!r} is already there", {"name": name})
+    session.add(connection)
+    session.commit()
+    log.info("connection %s added: %s, zone %s", name, connection.safe_url, connection.zone_name)
+    return connection
+
+
+def list_connections(session: Session) -> list[Connection]:
+    """Every connection, by name."""
+    return list(session.scalars(select(Connection).order_by(Connection.name)))
+
+
+def get_connection(session: Session, name: str) -> Connection:
+    """The connection of that name."""
+    connection = session.scalar(select(Connection).where(Connection.name == name))
+    if connection is None:
+        raise NotFound(f"no connection named {name!r}", {"connection": name})
+    return connection
+
+
+def set_paused(session: Session, name: str, paused: bool, publisher: Publisher) -> Connection:
+    """Pause a connection (the sweep skips it) or resume it (every row already due moves);
+    its open screens are told after the commit."""
+    connection = get_connection(session, name)
+    connection.paused = paused
+    session.commit()
+    publisher.pause(name, paused)
+    log.info("connection %s %s", name, "paused" if paused else "resumed")
+    return connection
+
+
+def connections_with_timed_moves(session: Session) -> list[str]:
+    """Every connection whose apps list a timed move, paused ones too: the minute's sweeps.
+
+    A paused connection's sweep is enqueued like any other and reads the flag as it starts,
+    so a connection resumed during the minute is swept in that minute.
+    """
+    return [c.name for c in list_connections(session) if any(app.has_timed_moves for app in c.apps)]

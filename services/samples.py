@@ -1,0 +1,38 @@
+"""Sample data: add an app's sample set, or remove every sample row it has, and tell the screens."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from core.sample_rows import SampleRow, add_sample, marked_keys, removal_events, remove_sample
+from core.samples import SampleFile
+from core.store import Store
+from services.events import Publisher
+
+log = logging.getLogger(__name__)
+
+
+def add_sample_data(
+    store: Store, sample: SampleFile, *, now: datetime, publisher: Publisher
+) -> list[SampleRow]:
+    """Write a sample set as `Sample data`; each row's events go out once all are written."""
+    added = add_sample(store, sample, now=now)
+    publisher.rows([event for row in added for event in row.events], what="sample rows")
+    log.info("sample data of %s/%s: %s rows added", store.connection, store.app.name, len(added))
+    return added
+
+
+def remove_sample_data(store: Store, *, now: datetime, publisher: Publisher) -> dict[str, int]:
+    """Remove every sample row of the app in one transaction; open boards drop each one
+    (`"removed": true`). A real row that points at a sample row refuses it whole."""
+    keys = marked_keys(store)
+    removed = remove_sample(store, now=now)
+    gone = {table: keys.get(table, set()) for table in removed}
+    publisher.rows(
+        removal_events(store.connection, store.app.name, gone),
+        {"removed": True},
+        f"sample removal of {store.connection}/{store.app.name}",
+    )
+    log.info("sample data of %s/%s removed: %s", store.connection, store.app.name, removed)
+    return removed

@@ -1,0 +1,96 @@
+"""The minute sweep of one connection unless it is paused, and "Try again now" on a set-aside row.
+
+The fence that keeps one sweep per connection lives in the connection's database
+(`core.fence`), taken by `core.sweep.sweep_connection`; each move's events go out as soon
+as it commits, and each row set aside is told once the sweep is over.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from sqlalchemy.orm import Session
+
+from core.actors import Actor
+from core.events import RowEvent
+from core.pending import set_aside_rows
+from core.store import Store
+from core.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection, try_timed_move
+from services.apps import timed_stores
+from services.connections import get_connection
+from services.events import Publisher
+
+log = logging.getLogger(__name__)
+
+
+def sweep(
+    session: Session,
+    connection: str,
+    *,
+    now: datetime,
+    publisher: Publisher,
+    dry_run: bool = False,
+    deadline: float = DEADLINE,
+) -> SweepReport:
+    """Sweep a connection of the control plane, unless it is paused as the sweep starts."""
+    found = get_connection(session, connection)
+    if found.paused:
+        log.info("sweep of connection %s skipped: paused", connection)
+        return SweepReport(connection, now, SweepOutcome.paused, dry_run=dry_run)
+    stores = timed_stores(found)
+    # The control plane's connection is not held while the sweep runs.
+    session.rollback()
+    report = sweep_connection(
+        stores,
+        connection=connection,
+        now=now,
+        dry_run=dry_run,
+        deadline=deadline,
+        on_moved=lambda result: publisher.rows(result.events),
+    )
+    publisher.rows(set_aside_events(report), {"set_aside": True}, "set-aside events")
+    return report
+
+
+def set_aside_events(report: SweepReport) -> list[RowEvent]:
+    """One row event per row the sweep set aside: the row stays in its rule's `from`."""
+    return [
+        RowEvent(
+            report.connection,
+            refused.due.rule.app,
+            refused.due.rule.table,
+            refused.due.key,
+            refused.due.rule.timed.from_,
+            Actor.clock().name,
+        )
+        for refused in report.set_aside
+    ]
+
+
+def retry_set_aside(
+    store: Store, table: str, key: str, *, now: datetime, publisher: Publisher
+) -> None:
+    """Try a set-aside row's timed moves now, as the clock would: moved, it leaves the list;
+    refused again, it is set aside for a new hour (and the refusal is raised)."""
+    for aside in set_aside_rows([store], table=table, key=key):
+        rule = aside.rule
+        attempt = try_timed_move(
+            rule,
+            store.coerce_key(rule.table, aside.key),
+            aside.moment,
+            connection=store.connection,
+            now=now,
+            record=aside.record,
+        )
+        if attempt.result is not None:
+            publisher.rows(attempt.result.events)
+            log.info(
+                "set-aside row %s.%s key=%s rule=%s moved on a retry",
+                rule.app,
+                rule.table,
+                aside.key,
+                rule.number,
+            )
+        elif attempt.refused is not None:
+            raise attempt.refused

@@ -1,0 +1,96 @@
+"""Users: staff, their roles per app, passwords for the screens and tokens for the API."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from services.apps import find_app
+from services.errors import InvalidValue, NotFound
+from services.models import ADMIN, User, UserRole
+
+log = logging.getLogger(__name__)
+
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
+
+
+@dataclass(frozen=True)
+class NewUser:
+    """A user just added or given a role; `token` is shown once, and only when new."""
+
+    user: User
+    token: str | None
+
+
+def hash_token(token: str) -> str:
+    """What is stored of an API token: its SHA-256 (the token itself is shown once)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def add_user(
+    session: Session,
+    email: str,
+    role: str,
+    app: str | None = None,
+    password: str | None = None,
+) -> NewUser:
+    """Add a user (or a role to one): `admin` of every app, or a role of the app's `roles`."""
+    email = email.strip().lower()
+    if not EMAIL.match(email):
+        raise InvalidValue(f"{email!r} is no email address", {"field": "email"})
+    target = find_app(session, app) if app else None
+    if target is None and role != ADMIN:
+        raise InvalidValue(
+            f"the role {role!r} belongs to an app: name it with --app", {"role": role}
+        )
+    if target is not None and role != ADMIN and role not in target.model.roles:
+        raise InvalidValue(
+            f"app {target.name!r} has no role {role!r}; its roles: "
+            + (", ".join(target.model.roles) or "none"),
+            {"role": role, "app": target.name},
+        )
+    user = session.scalar(select(User).where(User.email == email))
+    token = None
+    if user is None:
+        token = secrets.token_urlsafe(32)
+        user = User(email=email, token_hash=hash_token(token))
+        session.add(user)
+    if password is not None:
+        user.password_hash = generate_password_hash(password)
+    app_id = target.id if target else None
+    if not any(r.role == role and r.app_id == app_id for r in user.roles):
+        user.roles.append(UserRole(app=target, role=role))
+    session.commit()
+    log.info("user %s holds %s in %s", user.id, role, target.name if target else "every app")
+    return NewUser(user=user, token=token)
+
+
+def renew_token(session: Session, email: str) -> str:
+    """Give a user a new API token (the old one opens nothing); shown once."""
+    user = session.scalar(select(User).where(User.email == email.strip().lower()))
+    if user is None:
+        raise NotFound(f"no user {email!r}", {"email": email})
+    token = secrets.token_urlsafe(32)
+    user.token_hash = hash_token(token)
+    session.commit()
+    return token
+
+
+def user_by_token(session: Session, token: str) -> User | None:
+    """The user an API token belongs to."""
+    return session.scalar(select(User).where(User.token_hash == hash_token(token)))
+
+
+def user_by_password(session: Session, email: str, password: str) -> User | None:
+    """The user when the email and password match."""
+    user = session.scalar(select(User).where(User.email == email.strip().lower()))
+    if user is None or not user.password_hash:
+        return None
+    return user if check_password_hash(user.password_hash, password) else None

@@ -1,0 +1,125 @@
+"""Writes by a person, a guest or an import: the pipeline, then the events, then the log.
+
+Each operation makes its writes through `core.writes.write_row` (which commits), then
+publishes their events, then logs once. `commit_clock` is the adapter's clock, read just
+before each commit: a late window that opened while the write was made is a conflict.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from core.actors import Actor
+from core.errors import AdminiumError
+from core.store import Store
+from core.writes import WriteResult, write_row
+from services.events import Publisher
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+
+
+def write_by_person(
+    store: Store,
+    table: str,
+    key: Any = None,
+    *,
+    actor: Actor,
+    clock: Clock,
+    publisher: Publisher,
+    values: Mapping[str, Any] | None = None,
+    move_to: str | None = None,
+    seen_state: str | None = None,
+) -> WriteResult:
+    """A person's create (no key), change or move of a row, from a screen or the REST API."""
+    result = write_row(
+        store,
+        table,
+        key,
+        actor=actor,
+        now=clock(),
+        values=values,
+        move_to=move_to,
+        seen_state=seen_state,
+        commit_clock=clock,
+    )
+    publisher.rows(result.events, what=f"row events of {table} key={result.key}")
+    log.info(
+        "%s.%s key=%s written by %s%s",
+        store.app.name,
+        table,
+        result.key,
+        actor.name,
+        f" (moved to {move_to})" if move_to else "",
+    )
+    return result
+
+
+def write_by_guest(
+    store: Store,
+    table: str,
+    key: Any,
+    *,
+    code: tuple[str, str],
+    to: str,
+    values: Mapping[str, Any],
+    clock: Clock,
+    publisher: Publisher,
+) -> WriteResult:
+    """A guest's move of the one row their link code opens (`code`: column, value), which
+    the held row must still carry."""
+    column, value = code
+    result = write_row(
+        store,
+        table,
+        key,
+        actor=Actor.public(),
+        now=clock(),
+        values=values,
+        move_to=to,
+        commit_clock=clock,
+        expect={column: value},
+    )
+    publisher.rows(result.events, what=f"row events of {table} key={result.key}")
+    log.info("%s.%s key=%s moved to %s by a guest", store.app.name, table, result.key, to)
+    return result
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What an import did: how many rows it wrote, and each refused row's number and refusal."""
+
+    imported: int
+    refused: list[tuple[int, AdminiumError]] = field(default_factory=list)
+
+
+def import_rows(
+    store: Store,
+    table: str,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    now: datetime,
+    publisher: Publisher,
+) -> ImportReport:
+    """Write each row as `Import`, each its own write; a refused row does not stop the rest."""
+    refused: list[tuple[int, AdminiumError]] = []
+    results: list[WriteResult] = []
+    for number, row in enumerate(rows, start=1):
+        try:
+            results.append(write_row(store, table, actor=Actor.importer(), now=now, values=row))
+        except AdminiumError as error:
+            refused.append((number, error))
+    publisher.rows([event for result in results for event in result.events])
+    log.info(
+        "import into %s.%s: %s written, %s refused",
+        store.app.name,
+        table,
+        len(results),
+        len(refused),
+    )
+    return ImportReport(len(results), refused)
