@@ -1,9 +1,11 @@
-"""Database URLs: read one (URL or libpq conninfo), hand it to SQLAlchemy, show it safely.
+"""Database and Redis URLs: read one (URL or libpq conninfo), hand it on, show it safely.
 
 `hide_password` is the one way a URL is shown on a screen, in a log or on the console.
 """
 
 from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import psycopg
 
@@ -12,6 +14,11 @@ from core.store import engine_url
 parse_url = engine_url
 """A PostgreSQL URL or libpq conninfo string read into its parts (to check it, to show it)."""
 
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+"""The URL schemes redis-py reads (`unix://` is a socket path)."""
+
+HIDDEN = "***"
+
 
 def sqlalchemy_url(url: str) -> str:
     """A plain `postgresql://` URL or conninfo string as SQLAlchemy's psycopg 3 URL."""
@@ -19,7 +26,9 @@ def sqlalchemy_url(url: str) -> str:
 
 
 def hide_password(url: str) -> str:
-    """A connection URL as it may be shown: `postgresql://user:***@host:port/db`."""
+    """A PostgreSQL or Redis URL as it may be shown: `postgresql://user:***@host:port/db`."""
+    if url.split("://", 1)[0].lower() in REDIS_SCHEMES:
+        return _hide_redis_password(url)
     try:
         parsed = parse_url(url)
     except (psycopg.ProgrammingError, ValueError):
@@ -27,3 +36,24 @@ def hide_password(url: str) -> str:
     # libpq's other secret (the client key's passphrase) is left out altogether.
     shown = parsed.set(drivername="postgresql").difference_update_query(["sslpassword"])
     return shown.render_as_string(hide_password=True)
+
+
+def _hide_redis_password(url: str) -> str:
+    """A Redis URL with the password of its user part and of its `?password=` hidden."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+        parts.port  # noqa: B018  (reading it checks it)
+    except ValueError:
+        return "(unreadable URL)"
+    netloc = parts.netloc
+    if password is not None:
+        user = parts.netloc.rpartition("@")[0].partition(":")[0]
+        netloc = f"{user}:{HIDDEN}@{parts.netloc.rpartition('@')[2]}"
+    query = [
+        (key, HIDDEN if key.lower() == "password" else value)
+        for key, value in parse_qsl(parts.query, keep_blank_values=True)
+    ]
+    # Built by hand: urlunsplit drops the empty host of `unix:///path`.
+    shown = f"{parts.scheme}://{netloc}{parts.path}"
+    return f"{shown}?{urlencode(query, safe='*')}" if query else shown
