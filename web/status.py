@@ -1,25 +1,21 @@
-"""The page that says the web is up and which database and Redis it uses."""
+"""The page that says the web is up; signed in, also which database and Redis it uses."""
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
-
 import psycopg
 import redis
-from flask import Blueprint, current_app, render_template
+from flask import Blueprint, current_app, redirect, render_template, url_for
+from werkzeug.wrappers import Response
+
+from services.urls import hide_password
+from web.screens.access import signed_in_user
 
 bp = Blueprint("status", __name__)
 
 
-def safe_url(url: str) -> str:
-    """A URL with its password hidden."""
-    if not url:
-        return "(not set)"
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+def shown_url(url: str) -> str:
+    """A configured URL as the page shows it: masked by the one masking function."""
+    return hide_password(url) if url else "(not set)"
 
 
 def probe_database(url: str) -> str:
@@ -37,20 +33,31 @@ def probe_redis(url: str) -> str:
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=3)
         return f"Redis {client.info('server')['redis_version']}"
-    except redis.RedisError as error:
+    except (redis.RedisError, ValueError) as error:
         return f"does not answer: {error.__class__.__name__}"
 
 
 @bp.get("/")
+def home() -> Response:
+    """The screens for the signed-in; the sign-in page for everyone else."""
+    if signed_in_user() is None:
+        return redirect(url_for("auth.sign_in"))
+    return redirect(url_for("connections.list_connections"))
+
+
 @bp.get("/status")
 def show() -> str:
-    """Say the web is up, and which database and Redis it uses."""
+    """Say the web is up; to a signed-in user, also which database and Redis it uses."""
+    if signed_in_user() is None:
+        # A stranger learns that the service answers: no URL, path or version.
+        return render_template("status/show.html", details=False)
     database_url = current_app.config["DATABASE_URL"]
     redis_url = current_app.config["REDIS_URL"]
     return render_template(
         "status/show.html",
-        database=safe_url(database_url),
+        details=True,
+        database=shown_url(database_url),
         database_state=probe_database(database_url) if database_url else "not set",
-        redis=safe_url(redis_url),
+        redis=shown_url(redis_url),
         redis_state=probe_redis(redis_url) if redis_url else "not set",
     )

@@ -8,8 +8,14 @@ from services.urls import hide_password
 
 CASES = {
     "postgres_url": ("postgresql://ada:s3cret@db:5432/app", "postgresql://ada:***@db:5432/app"),
-    "postgres_query_password": ("postgresql://ada@db/app?password=s3cret", "postgresql://ada:***@db/app"),
-    "postgres_conninfo": ("host=db user=ada password=s3cret dbname=app", "postgresql://ada:***@db/app"),
+    "postgres_query_password": (
+        "postgresql://ada@db/app?password=s3cret",
+        "postgresql://ada:***@db/app",
+    ),
+    "postgres_conninfo": (
+        "host=db user=ada password=s3cret dbname=app",
+        "postgresql://ada:***@db/app",
+    ),
     "postgres_ssl_passphrase_left_out": (
         "postgresql://ada@db/app?sslpassword=s3cret&sslmode=require",
         "postgresql://ada@db/app?sslmode=require",
