@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from urllib.parse import urlsplit
 
 from flask import Blueprint, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
@@ -17,10 +18,28 @@ bp = Blueprint("auth", __name__)
 
 
 def _safe_next(target: str | None) -> str:
-    """Where to go after signing in: a path on this site only."""
-    if target and target.startswith("/") and not target.startswith("//"):
+    """Where to go after signing in: a path on this site only, else the connections."""
+    if target and is_local_path(target):
         return target
     return url_for("connections.list_connections")
+
+
+def is_local_path(target: str) -> bool:
+    """Whether a `next` is a plain path on this site.
+
+    Browsers drop tabs and newlines from a URL and read `\\` as `/`, so `/<tab>/evil.example`
+    or `/\\evil.example` would lead off the site: any control character, space or backslash
+    refuses the target, as do a scheme, a host and a leading `//`.
+    """
+    if any(ord(char) <= 0x20 or ord(char) == 0x7F or char == "\\" for char in target):
+        return False
+    parts = urlsplit(target)
+    return (
+        not parts.scheme
+        and not parts.netloc
+        and target.startswith("/")
+        and not target.startswith("//")
+    )
 
 
 @bp.route("/signin", methods=["GET", "POST"])
