@@ -1,13 +1,11 @@
-"""`adminium run`: web, worker and clock under honcho, with the embedded servers."""
+"""`adminium run`: web, worker and clock (each restarted if it dies), with the embedded servers."""
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import secrets
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -20,14 +18,13 @@ import click
 
 from adminium.demo import demo_wanted, install_demo
 from adminium.embedded import Embedded, instance_folder, start_postgres, start_redis
+from adminium.supervisor import Supervisor, read_procfile
 from services.storage import upgrade_control_plane
 
 log = logging.getLogger(__name__)
 
 #: The signals that stop `adminium run`: Ctrl-C, a supervisor's SIGTERM, a closed terminal.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-#: prctl(2) option: the signal a child gets when its parent dies.
-PR_SET_PDEATHSIG = 1
 #: How long `adminium run` waits for the web to answer before it stops saying so.
 WEB_UP_SECONDS = 120.0
 
@@ -50,7 +47,7 @@ def default_port() -> int:
 @click.option("--port", type=int, default=default_port, help="The web's port [PORT or 5000].")
 def run_command(procfile: str, port: int) -> None:
     """Start web, worker and clock, with embedded servers where no URL is set."""
-    # Until honcho runs, a stop signal unwinds through `finally` so the servers stop too.
+    # Until the processes run, a stop signal unwinds through `finally` so the servers stop too.
     for signum in STOP_SIGNALS:
         signal.signal(signum, raise_stop)
     embedded = Embedded()
@@ -105,32 +102,12 @@ def local_secret(path: Path) -> str:
 
 
 def run_procfile(procfile: str, port: int, env: dict[str, str]) -> int:
-    """Run the Procfile with honcho until it stops; forward stop signals to it."""
-    # honcho gets a session of its own so that a Ctrl-C reaches it once, through us,
-    # and we are sure to outlive it and stop the servers after it.
-    honcho = subprocess.Popen(
-        [sys.executable, "-m", "honcho", "start", "-f", procfile, "-p", str(port)],
-        env=env,
-        start_new_session=True,
-        preexec_fn=die_with_parent if sys.platform == "linux" else None,
-    )
-    # Started after the fork: preexec_fn is only safe while this process has one thread.
+    """Run the Procfile's processes, restarting any that dies, until a stop signal."""
     url = f"http://127.0.0.1:{port}/"
     threading.Thread(target=announce_when_up, args=(url,), daemon=True).start()
-    while True:
-        try:
-            return honcho.wait()
-        except StopRequested as stop:
-            name = signal.Signals(stop.signum).name
-            log.info("%s received: stopping web, worker and clock", name)
-            # honcho stops its processes on SIGINT or SIGTERM (and kills them after 5 s).
-            honcho.send_signal(signal.SIGINT if stop.signum == signal.SIGINT else signal.SIGTERM)
-
-
-def die_with_parent() -> None:
-    """In the child before exec: get SIGTERM if the launcher dies without stopping us (Linux)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    # Every process gets the web's port; only the web listens on it.
+    supervisor = Supervisor(read_procfile(procfile), {**env, "PORT": str(port)})
+    return supervisor.run(STOP_SIGNALS)
 
 
 def announce_when_up(url: str) -> None:

@@ -1,4 +1,4 @@
-"""The clock's cron configuration, loaded by `rq cron jobs/cron.py`.
+"""The clock's cron configuration, loaded by the Procfile's clock (`python -m jobs.clock`).
 
 RQ's cron holds no lock: every clock process enqueues the tick each minute, and the
 tick enqueues each connection's sweep under one job id per minute with `unique=True`.
