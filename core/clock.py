@@ -4,32 +4,53 @@ Exact time (an aware datetime in UTC) and wall time (a date and a naive time on 
 venue's clock) are kept apart. Every wall time becomes an instant through
 `wall_to_instant`, with the spec's policy: a wall time the clocks skip reads as the
 same distance after the skip (02:30 on a spring-forward morning reads 03:30), and a
-wall time the clocks pass twice reads as the first.
+wall time the clocks pass twice reads as the first. Every shift of an instant goes
+through `shift_instant`: days on the wall clock, hours and minutes in UTC. A zone is
+named by its IANA name (`known_zone`), and a weekday by its name in `WEEKDAYS`.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
+from functools import cache
+from importlib import resources
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 _UTC_ZONE = ZoneInfo("UTC")
+
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+"""The weekday names an hours table uses, in `date.weekday()` order (Monday is 0)."""
 
 # H:MM as a person types it, HH:MM, or HH:MM:SS as a database keeps it. ASCII digits only.
 _WALL_TIME = re.compile(r"([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?")
 
 
-def venue_zone(name: str | None) -> ZoneInfo:
-    """The venue's zone from its IANA name; UTC when none is set; ValueError when unknown."""
-    if not name:
-        return _UTC_ZONE
-    if name.rsplit("/", 1)[-1] == "localtime":
-        # The system's zoneinfo links "localtime" to the server's own zone, which never matters.
-        raise ValueError(f"unknown time zone {name!r}")
+class UnknownZone(ValueError):
+    """A name that is no IANA time zone tzdata ships."""
+
+
+@cache
+def iana_zones() -> frozenset[str]:
+    """The IANA zone names tzdata ships: no `localtime` (the server's zone), no file paths."""
+    return frozenset(resources.files("tzdata").joinpath("zones").read_text().split())
+
+
+def known_zone(name: str) -> ZoneInfo:
+    """The zone an IANA name names, as tzdata ships it; UnknownZone for any other name."""
+    # Only names on tzdata's list: ZoneInfo would also read the system's `localtime` (the
+    # server's own zone, which never matters) and files such as `posix/Europe/London`.
+    if name not in iana_zones():
+        raise UnknownZone(f"unknown time zone {name!r}")
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as error:
-        raise ValueError(f"unknown time zone {name!r}") from error
+        raise UnknownZone(f"unknown time zone {name!r}") from error
+
+
+def venue_zone(name: str | None) -> ZoneInfo:
+    """The venue's zone from its IANA name; UTC when none is set; UnknownZone when unknown."""
+    return known_zone(name) if name else _UTC_ZONE
 
 
 def wall_to_instant(day: date, wall: time, zone: ZoneInfo) -> datetime:
@@ -41,6 +62,20 @@ def wall_to_instant(day: date, wall: time, zone: ZoneInfo) -> datetime:
     # "hour after"). That is exactly the policy, so zoneinfo does the work.
     local = datetime.combine(day, wall.replace(fold=0), tzinfo=zone)
     return local.astimezone(UTC)
+
+
+def shift_instant(
+    instant: datetime, zone: ZoneInfo, *, days: int | None = None, elapsed: timedelta = timedelta()
+) -> datetime:
+    """`instant` moved `days` calendar days at the same wall time, then `elapsed` time in UTC.
+
+    Days go on the venue's wall clock (read back with the gap and fold policy), so one day
+    may be 23 or 25 hours; hours and minutes are elapsed time, whatever the clocks do.
+    """
+    if days is not None:
+        local = instant.astimezone(zone)
+        instant = wall_to_instant(local.date() + timedelta(days=days), local.time(), zone)
+    return instant.astimezone(UTC) + elapsed
 
 
 def venue_day(instant: datetime, zone: ZoneInfo) -> date:

@@ -7,11 +7,8 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from core.clock import parse_wall_time, wall_to_instant
+from core.clock import WEEKDAYS, parse_wall_time, wall_to_instant
 from core.manifest.model import HoursRef
-
-WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-"""The weekday enum of an hours table, in `date.weekday()` order."""
 
 EDGES = ("opens", "closes")
 

@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from core.clock import parse_wall_time, venue_day, wall_to_instant
+from core.clock import parse_wall_time, shift_instant, venue_day, wall_to_instant
 from core.hours import hours_edge
 from core.manifest.model import HoursEdge, Moment, RowTime, SettingRef, Shift
 
@@ -89,10 +89,8 @@ def apply_shift(
         return None
     try:
         if unit == "days":
-            local = instant.astimezone(zone)
-            day = local.date() + timedelta(days=sign * count)
-            return wall_to_instant(day, local.time(), zone)
-        return instant.astimezone(UTC) + timedelta(**{unit: sign * count})
+            return shift_instant(instant, zone, days=sign * count)
+        return shift_instant(instant, zone, elapsed=timedelta(**{unit: sign * count}))
     except OverflowError:
         # Beyond the calendar's years 1..9999: no instant to name.
         return None

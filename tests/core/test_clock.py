@@ -7,7 +7,16 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from core.clock import parse_wall_time, venue_day, venue_zone, wall_to_instant
+from core.clock import (
+    WEEKDAYS,
+    UnknownZone,
+    known_zone,
+    parse_wall_time,
+    shift_instant,
+    venue_day,
+    venue_zone,
+    wall_to_instant,
+)
 
 LONDON = venue_zone("Europe/London")
 BERLIN = venue_zone("Europe/Berlin")
@@ -153,3 +162,92 @@ def test_venue_day_refuses_a_naive_datetime() -> None:
 )
 def test_kept_wall_time(text: object, expected: time | None) -> None:
     assert parse_wall_time(text) == expected
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Europe/London", "UTC", "Etc/UTC", "America/Argentina/Buenos_Aires", "Antarctica/Troll"],
+)
+def test_known_zone_reads_an_iana_name(name: str) -> None:
+    assert known_zone(name).key == name
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        # The server's own zone, under both names the system gives it.
+        pytest.param("localtime", id="localtime"),
+        pytest.param("posix/localtime", id="posix-localtime"),
+        # Files of the system's zoneinfo folder that are no IANA names.
+        pytest.param("posix/Europe/London", id="posix-copy"),
+        pytest.param("right/UTC", id="leap-second-copy"),
+        pytest.param("posixrules", id="posixrules"),
+        # Paths, absolute or climbing out of the zone folder.
+        pytest.param("/usr/share/zoneinfo/Europe/London", id="absolute-path"),
+        pytest.param("../etc/passwd", id="climbing-path"),
+        pytest.param("Europe/./London", id="dotted-path"),
+        # IANA names are spelled with their capitals.
+        pytest.param("europe/london", id="lower-case"),
+        pytest.param("Europe/Nowhere", id="no-such-zone"),
+        pytest.param("", id="empty"),
+    ],
+)
+def test_known_zone_refuses_what_is_no_iana_name(name: str) -> None:
+    with pytest.raises(UnknownZone, match="unknown time zone"):
+        known_zone(name)
+
+
+def test_an_unknown_zone_is_a_value_error() -> None:
+    assert issubclass(UnknownZone, ValueError)
+
+
+def test_weekday_names_follow_the_calendar() -> None:
+    # 1 January 2026 is a Thursday, so 29 June 2026 (179 days on, 25 weeks and 4 days)
+    # is a Monday, and 5 July the Sunday that ends that week.
+    week = [date(2026, 6, 29) + timedelta(days=n) for n in range(7)]
+    assert [WEEKDAYS[day.weekday()] for day in week] == [
+        "mon",
+        "tue",
+        "wed",
+        "thu",
+        "fri",
+        "sat",
+        "sun",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("instant", "days", "elapsed", "expected"),
+    [
+        # Sat 28 Mar 2026 12:00 GMT; one day on is Sun 29 Mar 12:00 BST = 11:00Z, 23 hours.
+        pytest.param(utc(2026, 3, 28, 12), 1, timedelta(), utc(2026, 3, 29, 11), id="day-23h"),
+        # 24 hours over the same night are elapsed time: 12:00Z, which reads 13:00 BST.
+        pytest.param(
+            utc(2026, 3, 28, 12), None, timedelta(hours=24), utc(2026, 3, 29, 12), id="24-hours"
+        ),
+        # Sat 24 Oct 12:00 BST (11:00Z); one day on is Sun 25 Oct 12:00 GMT = 12:00Z, 25 hours.
+        pytest.param(utc(2026, 10, 24, 11), 1, timedelta(), utc(2026, 10, 25, 12), id="day-25h"),
+        # Mon 30 Mar 12:00 BST (11:00Z) back two days: Sat 28 Mar 12:00 GMT = 12:00Z.
+        pytest.param(utc(2026, 3, 30, 11), -2, timedelta(), utc(2026, 3, 28, 12), id="back-2d"),
+        # Sat 28 Mar 01:30 GMT; Sunday's 01:30 is skipped, read as 02:30 BST = 01:30Z.
+        pytest.param(utc(2026, 3, 28, 1, 30), 1, timedelta(), utc(2026, 3, 29, 1, 30), id="gap"),
+        # Sat 24 Oct 01:30 BST (00:30Z); Sunday's 01:30 comes twice, the first is BST: 00:30Z.
+        pytest.param(utc(2026, 10, 24, 0, 30), 1, timedelta(), utc(2026, 10, 25, 0, 30), id="fold"),
+        # Days first, then elapsed time: Sun 29 Mar 12:00 BST (11:00Z) and 30 minutes.
+        pytest.param(
+            utc(2026, 3, 28, 12), 1, timedelta(minutes=30), utc(2026, 3, 29, 11, 30), id="both"
+        ),
+        # The second 01:30 of Sun 25 Oct (01:30 GMT = 01:30Z): zero days is the same wall
+        # time, read as the first pass, 01:30 BST = 00:30Z; no days leaves the instant alone.
+        pytest.param(utc(2026, 10, 25, 1, 30), 0, timedelta(), utc(2026, 10, 25, 0, 30), id="0d"),
+        pytest.param(
+            utc(2026, 10, 25, 1, 30), None, timedelta(), utc(2026, 10, 25, 1, 30), id="no-days"
+        ),
+    ],
+)
+def test_shift_days_on_the_wall_clock_and_the_rest_in_utc(
+    instant: datetime, days: int | None, elapsed: timedelta, expected: datetime
+) -> None:
+    moved = shift_instant(instant, LONDON, days=days, elapsed=elapsed)
+    assert moved == expected
+    assert moved.tzinfo is UTC
