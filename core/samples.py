@@ -18,17 +18,18 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.clock import parse_wall_time, venue_day, wall_to_instant
+from core.clock import parse_wall_time, shift_instant, venue_day, wall_to_instant
 from core.errors import AdminiumError
 from core.hours import hours_edge
-from core.manifest.model import App, HoursRef
+from core.manifest.model import App, HoursRef, SettingRef
+from core.moments import read_setting
 
 Row = dict[str, Any]
 Tables = Mapping[str, Sequence[Mapping[str, Any]]]
@@ -79,10 +80,10 @@ class Duration:
 
     def after(self, now: datetime, zone: ZoneInfo) -> datetime:
         """`now` moved by the duration: days on the venue's wall clock, the rest in UTC."""
-        local = now.astimezone(zone)
-        day = local.date() + timedelta(days=self.sign * self.days)
-        moved = wall_to_instant(day, local.time().replace(tzinfo=None), zone) if self.days else now
-        return (moved + self.sign * self.elapsed).astimezone(UTC)
+        # With no whole days the wall clock is not read at all: `PT20M` from the second
+        # 01:30 of an autumn night stays on the second pass.
+        days = self.sign * self.days if self.days else None
+        return shift_instant(now, zone, days=days, elapsed=self.sign * self.elapsed)
 
 
 @dataclass(frozen=True)
@@ -191,10 +192,9 @@ def slot_hours(app: App, table: str) -> HoursRef:
     )
 
 
-def slot_minutes(tables: Tables) -> int:
+def slot_minutes(ctx: Context) -> int:
     """A slot's length: `slot_minutes` of the one settings row when set, else 15 minutes."""
-    rows = tables.get("settings") or []
-    value = rows[0].get("slot_minutes") if len(rows) == 1 else None
+    value = _setting(ctx, "slot_minutes")
     return value if isinstance(value, int) and value > 0 else SLOT_MINUTES
 
 
@@ -207,12 +207,12 @@ def next_slot(earliest: datetime, table: str, ctx: Context) -> datetime:
     """
     ref = slot_hours(ctx.app, table)
     rows = ctx.tables.get(ref.table) or []
-    size = timedelta(minutes=slot_minutes(ctx.tables))
+    size = timedelta(minutes=slot_minutes(ctx))
     first_day = venue_day(earliest, ctx.zone) - timedelta(days=1)
     for offset in range(SLOT_SEARCH_DAYS + 1):
         day = first_day + timedelta(days=offset)
-        if not _open_on(rows, ref, day):
-            continue
+        # A closed day (or one with no row) opens and closes at the same midnight: no slot
+        # fits in it. Two rows for the day give no edges at all.
         opens = hours_edge(rows, ref, day, "opens", ctx.zone)
         closes = hours_edge(rows, ref, day, "closes", ctx.zone)
         if opens is None or closes is None:
@@ -224,13 +224,6 @@ def next_slot(earliest: datetime, table: str, ctx: Context) -> datetime:
         f"@slot: no open slot in the {SLOT_SEARCH_DAYS} days after {earliest.isoformat()}",
         {"table": table},
     )
-
-
-def _open_on(rows: Sequence[Mapping[str, Any]], ref: HoursRef, day: date) -> bool:
-    """Whether the hours table opens the venue on that weekday (one row, not marked closed)."""
-    weekday = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")[day.weekday()]
-    found = [row for row in rows if row.get(ref.weekday) == weekday]
-    return len(found) == 1 and not (ref.open is not None and found[0].get(ref.open) is False)
 
 
 def stay_state(values: Mapping[str, Any], options: Any, ctx: Context) -> str:
@@ -248,7 +241,7 @@ def stay_state(values: Mapping[str, Any], options: Any, ctx: Context) -> str:
             f"@byStay needs the stay's {opts['arrive']} (a day) and {opts['nights']} (a number)",
             {"arrive": opts["arrive"], "nights": opts["nights"]},
         )
-    arrive_from = _wall(opts["from"] or _setting(ctx.tables, "arrive_from") or STAY_ARRIVE_FROM)
+    arrive_from = _wall(opts["from"] or _setting(ctx, "arrive_from") or STAY_ARRIVE_FROM)
     arrival = wall_to_instant(arrive, arrive_from, ctx.zone)
     departure = wall_to_instant(arrive + timedelta(days=nights), _wall(opts["until"]), ctx.zone)
     before, during, after = opts["states"]
@@ -257,10 +250,10 @@ def stay_state(values: Mapping[str, Any], options: Any, ctx: Context) -> str:
     return str(during) if ctx.now < departure else str(after)
 
 
-def _setting(tables: Tables, column: str) -> Any:
-    """A column of the one settings row, or None."""
-    rows = tables.get("settings") or []
-    return rows[0].get(column) if len(rows) == 1 else None
+def _setting(ctx: Context, column: str) -> Any:
+    """A column of the one row of the app's settings table; None when the app names none."""
+    table = ctx.app.settings_table
+    return read_setting(SettingRef(table=table, column=column), ctx.tables) if table else None
 
 
 def _wall(text: Any) -> time:
