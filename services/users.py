@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
@@ -88,9 +89,20 @@ def user_by_token(session: Session, token: str) -> User | None:
     return session.scalar(select(User).where(User.token_hash == hash_token(token)))
 
 
+@functools.cache
+def _stand_in_hash() -> str:
+    """A hash no password matches, made as real ones are (so checking it costs the same)."""
+    return generate_password_hash(secrets.token_urlsafe(32))
+
+
 def user_by_password(session: Session, email: str, password: str) -> User | None:
-    """The user when the email and password match."""
+    """The user when the email and password match.
+
+    An unknown email (or a user without a password) is checked against a stand-in hash,
+    so the answer takes as long as a wrong password's and does not tell which emails exist.
+    """
     user = session.scalar(select(User).where(User.email == email.strip().lower()))
     if user is None or not user.password_hash:
+        check_password_hash(_stand_in_hash(), password)
         return None
     return user if check_password_hash(user.password_hash, password) else None

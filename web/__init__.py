@@ -10,7 +10,7 @@ from typing import Any
 from flask import Flask
 
 from services import models
-from web import api, context, errors, live, openapi, public, screens, status
+from web import api, context, errors, live, openapi, public, screens, status, throttle
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +28,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         SECRET_KEY=os.environ.get("SECRET_KEY") or _passing_secret(),
         DATABASE_URL=os.environ.get("DATABASE_URL", ""),
         REDIS_URL=os.environ.get("REDIS_URL", ""),
+        # A body over 1 MiB is refused unread: 413 REQUEST_TOO_LARGE.
+        MAX_CONTENT_LENGTH=1024 * 1024,
     )
     if test_config:
         app.config.from_mapping(test_config)
@@ -41,4 +43,5 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(openapi.bp)
     screens.init_app(app, exempt=(api.bp, public.bp))
     live.init_app(app)
+    throttle.init_app(app)
     return app

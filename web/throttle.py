@@ -1,0 +1,88 @@
+"""Sign-in throttling (Flask-Limiter): wrong passwords counted per account and per address.
+
+Only refused sign-ins count, so people who type their password right are never slowed.
+The counts live in the Redis the product already runs (REDIS_URL), shared by every web
+process; without REDIS_URL, or while Redis is away, in this process's memory. Each app
+has its own Limiter (Flask-Limiter keeps one app's storage per instance) and its own key
+prefix, so two control planes on one Redis do not share counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import time
+
+from flask import Flask, current_app, render_template, request
+from flask_limiter import Limiter
+from flask_limiter.errors import RateLimitExceeded
+from werkzeug.wrappers import Response
+
+log = logging.getLogger(__name__)
+
+ACCOUNT_LIMIT = "10 per 15 minutes"
+"""Refused sign-ins one email may have, from anywhere, before it is throttled."""
+ADDRESS_LIMIT = "30 per 15 minutes"
+"""Refused sign-ins one address may have, for any emails, before it is throttled."""
+REFUSED = 401
+"""The status of a refused sign-in: the only answer that counts."""
+
+_EXTENSION = "adminium.limiter"
+
+
+def storage_uri(redis_url: str) -> str:
+    """Flask-Limiter's name for the product's Redis (a socket path is `redis+unix://`)."""
+    if not redis_url:
+        return "memory://"
+    if redis_url.startswith("unix://"):
+        return "redis+unix://" + redis_url.removeprefix("unix://")
+    return redis_url
+
+
+def account_key() -> str:
+    """The email a sign-in names, as the users table keeps it."""
+    return "account:" + request.form.get("email", "").strip().lower()
+
+
+def address_key() -> str:
+    """The address a sign-in comes from."""
+    return f"address:{request.remote_addr or ''}"
+
+
+def _refused(response: Response) -> bool:
+    """Whether a sign-in was refused (only those count)."""
+    return response.status_code == REFUSED
+
+
+def init_app(app: Flask, endpoint: str = "auth.sign_in") -> None:
+    """Throttle the sign-in form's refused posts; answer a throttled one with a 429 page."""
+    prefix = hashlib.sha256(app.config.get("DATABASE_URL", "").encode()).hexdigest()[:12]
+    app.config.setdefault("RATELIMIT_STORAGE_URI", storage_uri(app.config.get("REDIS_URL", "")))
+    app.config.setdefault("RATELIMIT_KEY_PREFIX", f"adminium-signin-{prefix}")
+    # A Redis outage must not stop sign-in: count in memory meanwhile.
+    app.config.setdefault("RATELIMIT_SWALLOW_ERRORS", True)
+    app.config.setdefault("RATELIMIT_IN_MEMORY_FALLBACK_ENABLED", True)
+    limiter = Limiter(address_key, app=app)
+    for limit, key in ((ACCOUNT_LIMIT, account_key), (ADDRESS_LIMIT, address_key)):
+        # This app's view is wrapped here, not decorated where it is defined, because the
+        # module's function is shared by every app a process makes (the tests make many).
+        app.view_functions[endpoint] = limiter.limit(
+            limit, key_func=key, methods=["POST"], deduct_when=_refused, scope=key.__name__
+        )(app.view_functions[endpoint])
+    app.extensions[_EXTENSION] = limiter
+    app.register_error_handler(RateLimitExceeded, _too_many)
+
+
+def _too_many(error: RateLimitExceeded) -> tuple[str, int, dict[str, str]]:
+    """A throttled sign-in: a page that says so and when to try again."""
+    limiter: Limiter = current_app.extensions[_EXTENSION]
+    found = limiter.current_limit
+    wait = max(1, math.ceil(found.reset_at - time.time())) if found else 60
+    log.warning("sign-in throttled from %s (%s)", request.remote_addr, error.description)
+    page = render_template(
+        "screens/sign_in.html",
+        next=request.values.get("next", ""),
+        error=f"Too many sign-in attempts. Try again in {math.ceil(wait / 60)} minutes.",
+    )
+    return page, 429, {"Retry-After": str(wait)}
