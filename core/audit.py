@@ -13,7 +13,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 ADMINIUM_SCHEMA = "adminium"
 
 adminium_metadata = sa.MetaData(schema=ADMINIUM_SCHEMA)
-"""Adminium's bookkeeping tables (audit now; outbox, set-aside records and more join here)."""
+"""Adminium's bookkeeping tables: the audit, set-aside records, sweep records, sample marks."""
 
 audit = sa.Table(
     "audit",

@@ -1,9 +1,11 @@
-"""Who asks the REST API: a bearer token, or (once the screens sign people in) a session.
+"""Who asks the REST API: the user holding the bearer token sent.
 
-`current_user()` reads `Authorization: Bearer <token>` first. The screens add session
-sign-in by registering a loader with `register_session_loader`; until one is registered
-the API knows token holders only. A session loader must only answer for requests its
-screens protect against cross-site forgery (the API takes no CSRF token).
+`current_user()` reads `Authorization: Bearer <token>`; a token sent is the only thing
+judged. `register_session_loader` is a hook for session sign-in: a loader registered
+with it is asked only when no bearer token is sent. Nothing registers one today (the
+screens keep their own session sign-in, `web/screens/access.py`, and do not call it), so
+the API knows token holders only. A loader must only answer for requests protected
+against cross-site forgery (the API takes no CSRF token).
 """
 
 from __future__ import annotations
