@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+ECHO_LIMIT = 100
+"""How many characters of a writer's own text a refusal repeats: enough to know it by."""
+
+
+def echo(text: object) -> str:
+    """A writer's text as a refusal repeats it: cut to ECHO_LIMIT characters."""
+    shown = str(text)
+    return shown if len(shown) <= ECHO_LIMIT else shown[:ECHO_LIMIT] + "…"
+
 
 class AdminiumError(Exception):
     """A refusal with a code from the spec's tables. The write it stops rolls back whole."""

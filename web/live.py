@@ -247,7 +247,7 @@ def _screen() -> Screen:
         return Screen(
             kind,
             base,
-            apps=frozenset(a.name for _, apps in shown for a in apps),
+            apps=frozenset(f"{c.name}/{a.name}" for c, apps in shown for a in apps),
             pausable=frozenset(c.name for c, _ in shown if may_pause(user, c)),
             connections=frozenset(c.name for c, _ in shown),
             removable=frozenset(

@@ -26,7 +26,14 @@ from services.connections import get_connection
 from services.models import App, db
 from web.context import clock, lookup_app
 from web.screens.connections import read_connection
-from web.screens.reading import editable_columns, matches, open_moves, state_counts, states_of
+from web.screens.reading import (
+    editable_columns,
+    filter_fault,
+    matches,
+    open_moves,
+    state_counts,
+    states_of,
+)
 from web.screens.rows import row_context
 
 
@@ -41,6 +48,8 @@ def push_board(event: Mapping[str, Any], q: str, state: str) -> str:
         return ""
     store = app_store(app)
     table, key = str(event["table"]), event["key"]
+    if filter_fault(store.spec(table), q, state) is not None:
+        return ""  # the board itself refused these filters: no such board is open
     card = matches(store, table, key, q, state)
     now = clock()
     aside = keys_set_aside(set_aside_rows([store], table=table, key=str(key))) if card else set()
@@ -124,9 +133,13 @@ def push_set_aside(event: Mapping[str, Any], roles: Mapping[str, frozenset[str]]
 def push_connection(
     name: str, may_pause: bool, apps: frozenset[str], removable: frozenset[str] = frozenset()
 ) -> str:
-    """A connection's card: paused or not, last sweep, rows set aside, sample buttons."""
+    """A connection's card: paused or not, last sweep, rows set aside, sample buttons.
+
+    `apps` and `removable` name apps as `connection/app`: an app of the same name on
+    another connection the user sees is no reason to show this one's.
+    """
     connection = get_connection(db.session, name)
-    shown = [a for a in connection.apps if a.name in apps]
+    shown = [a for a in connection.apps if f"{name}/{a.name}" in apps]
     mine = frozenset(a.name for a in shown if f"{name}/{a.name}" in removable)
     view = read_connection(connection, shown, may_pause, mine)
     return render_template("live/connection.html", view=view, now=clock())

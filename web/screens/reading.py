@@ -10,9 +10,12 @@ import sqlalchemy as sa
 
 from core.audit import audit
 from core.due import moment_tables
+from core.errors import echo
 from core.manifest.model import Column, MoveSpec, Table
 from core.pending import Waiting, rules_of, waiting_on
 from core.store import Row, Store
+from core.values import text_fault
+from web.errors import InvalidRequest
 
 BOARD_LIMIT = 2000
 """How many rows a board shows at most (the newest first)."""
@@ -94,10 +97,25 @@ def _search(table: sa.Table, spec: Table, q: str) -> sa.ColumnElement[bool]:
     return sa.or_(*(sa.cast(c, sa.Text).ilike(pattern) for c in columns))
 
 
+def filter_fault(spec: Table, q: str, state: str) -> str | None:
+    """Why no row could match a board's search or state filter (a NUL, a state the board
+    lacks), or None. Asked, the database would refuse either in its own words."""
+    fault = text_fault(q)
+    if fault is not None:
+        return f"the search holds {fault}"
+    if state and state not in states_of(spec):
+        return f"the board has no state {echo(state)!r}"
+    return None
+
+
 def read_board(store: Store, table: str, q: str = "", state: str = "") -> Board:
-    """A table's cards by state, filtered by a search and a state."""
+    """A table's cards by state, filtered by a search and a state (INVALID_REQUEST for a
+    filter no row could match)."""
     spec = store.spec(table)
     assert spec.states is not None
+    fault = filter_fault(spec, q, state)
+    if fault is not None:
+        raise InvalidRequest(fault, {"q": echo(q), "state": echo(state)})
     t = store.table(table)
     query = sa.select(t).order_by(t.c[spec.key].desc()).limit(BOARD_LIMIT)
     if q:
@@ -118,6 +136,8 @@ def matches(store: Store, table: str, key: Any, q: str, state: str) -> Card | No
     """The row's card when it is on a board with this search and filter, else None."""
     spec = store.spec(table)
     assert spec.states is not None
+    if filter_fault(spec, q, state) is not None:
+        return None
     t = store.table(table)
     query = sa.select(t).where(t.c[spec.key] == store.coerce_key(table, key))
     if q:
@@ -135,6 +155,8 @@ def state_counts(store: Store, table: str, q: str = "") -> dict[str, int]:
     """How many rows each state holds (with the board's search)."""
     spec = store.spec(table)
     assert spec.states is not None
+    if filter_fault(spec, q, "") is not None:
+        return {}
     t = store.table(table)
     column = t.c[spec.states.column]
     query = sa.select(column, sa.func.count()).group_by(column)
