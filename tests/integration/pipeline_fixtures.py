@@ -16,6 +16,10 @@ from core.store import Store, install_app, make_engine
 
 LONDON = "Europe/London"
 
+# Hand-written, not built from examples/: one app that carries every rule the pipeline
+# tests judge, most of which no example has (an undo and a manager-only move from
+# `confirmed`, a guest's `returned` window between `sale_from` and the event's doors, a
+# new stay's create.requires, late rules in modes refuse and refuse-everyone, a lock).
 MANIFEST: dict[str, Any] = {
     "name": "venue",
     "roles": ["manager", "staff"],

@@ -15,6 +15,9 @@ from core.store import Store, install_app, make_engine
 from core.sweep import SweepReport, sweep_connection
 from tests.integration.pipeline_fixtures import HOURS, Venue
 
+# Hand-written, not examples/takeaway.json: the sweep tests need a timed move at a plain
+# column (`due_at`) and a cancel that waits for a setting (`sweep_on`) they can turn off to
+# get a row set aside; no example has either.
 SHOP: dict[str, Any] = {
     "name": "shop",
     "tables": {

@@ -37,6 +37,10 @@ from web import create_app
 
 SECRET = "pa55-w0rd-never-shown"
 
+# Hand-written, not examples/takeaway.json: these tests need one table in `public` (the
+# shared-table refusal names exactly ["orders"], the index test reads schema public), the
+# roles `kitchen` and `counter` the user tests grant, and a timed move that reads only the
+# row; the example brings four tables in schema `takeaway` and other roles.
 TAKEAWAY: dict[str, Any] = {
     "name": "takeaway",
     "roles": ["kitchen", "counter"],
