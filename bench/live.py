@@ -2,7 +2,7 @@
 
 A signed-in board socket is open on the venue's `orders` board (1,000 rows). Each of 200
 orders is moved placed -> confirmed through the write pipeline; the clock starts when
-`write_row` returns (the commit), its event is published on Redis, and stops when the
+`change_row` returns (the commit), its event is published on Redis, and stops when the
 board's socket receives the push naming that card. Prints one JSON line: median, p95.
 
 Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \
@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from adminium.embedded import Embedded, start_postgres, start_redis  # noqa: E402
 from core.actors import Actor  # noqa: E402
-from core.writes import write_row  # noqa: E402
+from core.writes import WriteRequest, change_row  # noqa: E402
 from services.events import Publisher  # noqa: E402
 from services.models import db  # noqa: E402
 from services.storage import engine_for  # noqa: E402
@@ -97,14 +97,10 @@ def measure(server: str, redis_url: str) -> dict[str, object]:
         took: list[float] = []
         try:
             for key in keys[:MOVES]:
-                result = write_row(
-                    store,
-                    "orders",
-                    key,
-                    actor=actor,
-                    now=at("2026-07-10 09:00"),
-                    move_to="confirmed",
+                moved = WriteRequest(
+                    "orders", actor, at("2026-07-10 09:00"), key=key, move_to="confirmed"
                 )
+                result = change_row(store, moved)
                 committed = time.perf_counter()
                 Publisher(publisher).rows(result.events)
                 message = ""

@@ -1,7 +1,7 @@
 """What the clock will do to rows: the timed move a row waits on, pending moves, set-aside rows.
 
 Reads only (the screens and the console show these); every write goes through
-`core.writes.write_row`. The due rows come from `core.due.find_due` (the sweep's own
+`core.writes`' one pipeline. The due rows come from `core.due.find_due` (the sweep's own
 search), looked a horizon ahead; "set aside" is `core.set_aside`'s one rule.
 """
 

@@ -22,7 +22,7 @@ from core.sample_marks import sample_rows
 from core.samples import Context, SampleFile, SampleRefused, resolve_row
 from core.set_aside import set_aside
 from core.store import Row, Store
-from core.writes import write_row
+from core.writes import WriteRequest, change_row, create_row
 
 log = logging.getLogger(__name__)
 
@@ -79,17 +79,17 @@ def _add_row(
     state_column = spec.states.column if spec.states is not None else None
     target = values.get(state_column) if state_column else None
     given = {k: v for k, v in values.items() if k != state_column}
-    result = write_row(store, table, None, actor=actor, now=now, values=given)
+    result = create_row(store, WriteRequest(table, actor, now, values=given))
     key = result.key  # the pipeline marked it as sample data in the same transaction
     row, events = result.row, list(result.events)
     for step in move_path(spec, target) if target is not None else []:
-        moved = write_row(store, table, key, actor=actor, now=now, move_to=step)
+        moved = change_row(store, WriteRequest(table, actor, now, key=key, move_to=step))
         row, events = moved.row, [*events, *moved.events]
     # A move's stamps overwrite what the sample wrote (an offer's `offer_until`): put it back.
     owned = owned_columns(spec)
     restore = {k: v for k, v in given.items() if owned.get(k) in ("stamp", "code") and row[k] != v}
     if restore:
-        restored = write_row(store, table, key, actor=actor, now=now, values=restore)
+        restored = change_row(store, WriteRequest(table, actor, now, key=key, values=restore))
         row, events = restored.row, [*events, *restored.events]
     state = row.get(state_column) if state_column else None
     return SampleRow(table, key, state, tuple(events))

@@ -21,7 +21,6 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.actors import Actor
 from core.due import Due, Rule, find_due, moment_tables, timed_rules
 from core.errors import AdminiumError, RowNotDue
 from core.fence import Fence
@@ -37,7 +36,7 @@ from core.set_aside import (
 )
 from core.store import Store
 from core.sweep_records import write_sweep
-from core.writes import WriteResult, write_row
+from core.writes import WriteResult, make_timed_move
 
 log = logging.getLogger(__name__)
 
@@ -286,15 +285,8 @@ def try_timed_move(
     given): moved, its set-aside record goes; refused, it is set aside (unless another
     writer holds it) with the spec's words in the log."""
     try:
-        result = write_row(
-            rule.store,
-            rule.table,
-            key,
-            actor=Actor.clock(),
-            now=now,
-            timed=rule.timed,
-            tables=tables,
-            conn=conn,
+        result = make_timed_move(
+            rule.store, rule.table, key, rule.timed, now=now, tables=tables, conn=conn
         )
     except RowNotDue:
         return Attempt()

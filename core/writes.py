@@ -1,10 +1,11 @@
 """One write = one transaction: the pipeline every change of a row goes through.
 
-Screens, the REST and public APIs, imports, sample data and the clock all call
-`write_row`. In order (DESIGN "The write pipeline"): 1 lock the row and read it as
-held; 2 the move listed, undo, roles; 3 what the move waits for and its late rule;
-4 the lock and the database's own refusals; 5 the state, `set`, stamps and codes;
-6 effects; 7 the audit entry, emails, automations; 8 commit, then the events.
+Three entry points over the one pipeline: `create_row` and `change_row` take a writer's
+`WriteRequest` (screens, the REST and public APIs, imports, sample data), and
+`make_timed_move` is the clock's. In order (DESIGN "The write pipeline"): 1 lock the row
+and read it as held; 2 the move listed, undo, roles; 3 what the move waits for and its
+late rule; 4 the lock and the database's own refusals; 5 the state, `set`, stamps and
+codes; 6 effects; 7 the audit entry, emails, automations; 8 commit, then the events.
 A refusal anywhere is one AdminiumError and the whole transaction rolls back.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -44,7 +45,15 @@ from core.sample_marks import sample_rows
 from core.store import Row, Store
 from core.timing import LateVerdict, judge_due, judge_late, judge_requires, late_rule
 
-__all__ = ["Actor", "ActorKind", "WriteResult", "write_row"]
+__all__ = [
+    "Actor",
+    "ActorKind",
+    "WriteRequest",
+    "WriteResult",
+    "change_row",
+    "create_row",
+    "make_timed_move",
+]
 
 log = logging.getLogger(__name__)
 
@@ -61,86 +70,111 @@ class WriteResult:
 
 
 @dataclass(frozen=True)
-class _Request:
-    """One write as asked for, before the row is read."""
+class WriteRequest:
+    """What a writer asks of one row: who, when, which row (none for a new one), and what.
+
+    `move_to` names a listed move; `seen_state` the state the writer saw (an undo names it;
+    a change that moves nothing is refused once the row has left it). `commit_clock`, when
+    given, is read just before commit: a late window that opened while the write was made
+    is a WriteConflict. `expect` names values the held row must still hold (a guest's link
+    code): otherwise the row is not found.
+    """
 
     table: str
-    key: Any
     actor: Actor
     now: datetime
-    values: Mapping[str, Any]
-    move_to: str | None
-    seen_state: str | None
-    timed: Timed | None
-    commit_clock: Callable[[], datetime] | None = field(default=None)
-    tables: Tables | None = field(default=None)
-    expect: Mapping[str, Any] | None = field(default=None)
+    key: Any = None
+    values: Mapping[str, Any] = field(default_factory=dict)
+    move_to: str | None = None
+    seen_state: str | None = None
+    commit_clock: Callable[[], datetime] | None = None
+    expect: Mapping[str, Any] | None = None
 
 
-def write_row(
+@dataclass(frozen=True)
+class _Run(WriteRequest):
+    """A write as the pipeline runs it: the request with its key as the key column's type,
+    and what only the clock passes: its rule and the settings and hours tables it read."""
+
+    timed: Timed | None = None
+    tables: Tables | None = None
+
+
+def create_row(store: Store, request: WriteRequest) -> WriteResult:
+    """A new row in its table's initial state (the table's `create` rule judged), in one
+    transaction; its key is the database's, or one of its values."""
+    if request.key is not None:
+        raise ValueError("a new row is asked for without a key")
+    return _run(store, request)
+
+
+def change_row(store: Store, request: WriteRequest) -> WriteResult:
+    """An existing row's values changed, or the row moved (`move_to`), by a person, a guest,
+    an import or sample data, in one transaction: the move listed, its roles, what it waits
+    for, its late rule and the lock judged on the row as held."""
+    if request.key is None:
+        raise ValueError("a change names the key of its row")
+    return _run(store, request)
+
+
+def make_timed_move(
     store: Store,
     table: str,
-    key: Any = None,
+    key: Any,
+    timed: Timed,
     *,
-    actor: Actor,
     now: datetime,
-    values: Mapping[str, Any] | None = None,
-    move_to: str | None = None,
-    seen_state: str | None = None,
-    timed: Timed | None = None,
-    commit_clock: Callable[[], datetime] | None = None,
     tables: Tables | None = None,
-    expect: Mapping[str, Any] | None = None,
     conn: Connection | None = None,
 ) -> WriteResult:
-    """Create (key None), update, or move a row in one transaction; the one way rows change.
+    """The clock's move of one row by its timed rule, in one transaction.
 
-    `timed` is the clock's rule: the row is moved by it only while still in its `from`
-    and its moment, read again as held, has passed (else RowNotDue), and its `set` is
-    written through the lock. `commit_clock`, when given, is read just before commit: a
-    late window that opened while the write was made is a WriteConflict. `tables`, when
-    given, are the settings and hours tables already read (the sweep reads them once a
-    minute); otherwise the write reads them inside its transaction. `expect` names values
-    the held row must still hold (a guest's link code): otherwise the row is not found.
-    `conn`, when given, is a connection the caller holds outside any transaction (the
-    sweep holds one a minute): the write is its own transaction on it.
+    The row is moved to the rule's `to` only while still in its `from` and once its moment,
+    read again as held, has passed (else RowNotDue); the rule's `set` is written through
+    the lock. `tables`, when given, are the settings and hours tables already read (the
+    sweep reads them once a minute); otherwise the write reads them inside its transaction.
+    `conn`, when given, is a connection the caller holds outside any transaction (the sweep
+    holds one a minute): the write is its own transaction on it.
     """
-    if now.utcoffset() is None:
+    if key is None:
+        raise ValueError("a timed move names the key of its row")
+    request = WriteRequest(table, Actor.clock(), now, key=key, move_to=timed.to)
+    return _run(store, request, timed=timed, tables=tables, conn=conn)
+
+
+def _run(
+    store: Store,
+    request: WriteRequest,
+    *,
+    timed: Timed | None = None,
+    tables: Tables | None = None,
+    conn: Connection | None = None,
+) -> WriteResult:
+    """The one pipeline: the request checked, then its transaction; the database's own
+    refusals as the pipeline's codes."""
+    if request.now.utcoffset() is None:
         raise ValueError("now must carry its offset")
+    table, key = request.table, request.key
     if table not in store.app.tables:
         raise RowNotFound(f"no table {table!r}", {"table": table})
-    if timed is not None:
-        if move_to not in (None, timed.to):
-            raise ValueError("a timed write moves to its rule's `to`")
-        move_to = timed.to
-    request = _Request(
-        table,
-        None if key is None else store.coerce_key(table, key),
-        actor,
-        now,
-        dict(values or {}),
-        move_to,
-        seen_state,
-        timed,
-        commit_clock,
-        tables,
-        expect,
-    )
-    if key is not None and request.key is None:
+    asked = {f.name: getattr(request, f.name) for f in fields(WriteRequest)}
+    coerced = None if key is None else store.coerce_key(table, key)
+    req = _Run(**{**asked, "key": coerced}, timed=timed, tables=tables)
+    if key is not None and req.key is None:
         raise RowNotFound(f"no row {key!r} in {table}", {"table": table, "key": key})
     written: list[str] = []
     try:
         with store.transaction(conn) as held:
-            return _write(held, store, request, written)
+            return _write(held, store, req, written)
     except sa.exc.DBAPIError as error:
-        raise _database_refusal(store, request, written, error) from error
+        raise _database_refusal(store, req, written, error) from error
     except sa.exc.StatementError as error:
         raise ValueRefused(
             f"a value does not fit its column: {error.orig}", {"reason": "type"}
         ) from error
 
 
-def _write(conn: Connection, store: Store, req: _Request, written: list[str]) -> WriteResult:
+def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> WriteResult:
     """The pipeline inside one transaction."""
     spec = store.spec(req.table)
     creating = req.key is None
@@ -206,7 +240,7 @@ def _write(conn: Connection, store: Store, req: _Request, written: list[str]) ->
     return WriteResult(req.table, key, row, (event,), verdict.late)
 
 
-def _hold_row(conn: Connection, store: Store, req: _Request) -> Row:
+def _hold_row(conn: Connection, store: Store, req: _Run) -> Row:
     """Step 1: the row locked FOR UPDATE NOWAIT (held elsewhere: WriteConflict) and read."""
     held = store.read_row(conn, req.table, req.key, lock=True)
     if held is None or any(held.get(c) != v for c, v in (req.expect or {}).items()):
@@ -219,7 +253,7 @@ def _hold_row(conn: Connection, store: Store, req: _Request) -> Row:
 def _write_and_audit(
     conn: Connection,
     store: Store,
-    req: _Request,
+    req: _Run,
     changes: Mapping[str, Any],
     move: tuple[str | None, str | None],
 ) -> Row:
@@ -264,7 +298,7 @@ def _judge_time(
     conn: Connection,
     store: Store,
     spec: Table,
-    req: _Request,
+    req: _Run,
     held: Row | None,
     sent: Mapping[str, Any],
     move: MoveSpec | None,
@@ -304,7 +338,7 @@ def _judge_time(
     return _Verdict(verdict.late, flag, verdict.opens, tables)
 
 
-def _judge_window_opened(req: _Request, verdict: _Verdict) -> None:
+def _judge_window_opened(req: _Run, verdict: _Verdict) -> None:
     """A late window that opened while the write was made: judged on stale time, so a conflict."""
     if req.commit_clock is None or verdict.late or verdict.opens is None:
         return
@@ -316,7 +350,7 @@ def _judge_window_opened(req: _Request, verdict: _Verdict) -> None:
 
 
 def _database_refusal(
-    store: Store, req: _Request, written: list[str], error: sa.exc.DBAPIError
+    store: Store, req: _Run, written: list[str], error: sa.exc.DBAPIError
 ) -> Exception:
     """The database's own refusal as the pipeline's code; anything else passes unchanged."""
     state = getattr(error.orig, "sqlstate", None) or ""
@@ -344,7 +378,7 @@ def _database_refusal(
     return error
 
 
-def _unwritable(store: Store, req: _Request, written: list[str]) -> list[str]:
+def _unwritable(store: Store, req: _Run, written: list[str]) -> list[str]:
     """The columns of the write the connection's role lacks the privilege for."""
     privilege = "INSERT" if req.key is None else "UPDATE"
     table = f"{store.app.schema_name}.{req.table}"

@@ -1,8 +1,9 @@
 """Writes by a person, a guest or an import: the pipeline, then the events, then the log.
 
-Each operation makes its writes through `core.writes.write_row` (which commits), then
-publishes their events, then logs once. `commit_clock` is the adapter's clock, read just
-before each commit: a late window that opened while the write was made is a conflict.
+Each operation makes its writes through `core.writes.create_row` or `change_row` (which
+commit), then publishes their events, then logs once. A person's and a guest's `clock` is
+the adapter's, read for `now` and again just before each commit: a late window that
+opened while the write was made is a conflict.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from core.actors import Actor
 from core.errors import AdminiumError
 from core.store import Store
-from core.writes import WriteResult, write_row
+from core.writes import WriteRequest, WriteResult, change_row, create_row
 from services.events import Publisher
 
 log = logging.getLogger(__name__)
@@ -37,17 +38,17 @@ def write_by_person(
     seen_state: str | None = None,
 ) -> WriteResult:
     """A person's create (no key), change or move of a row, from a screen or the REST API."""
-    result = write_row(
-        store,
+    request = WriteRequest(
         table,
-        key,
-        actor=actor,
-        now=clock(),
-        values=values,
+        actor,
+        clock(),
+        key=key,
+        values=values or {},
         move_to=move_to,
         seen_state=seen_state,
         commit_clock=clock,
     )
+    result = create_row(store, request) if key is None else change_row(store, request)
     publisher.rows(result.events, what=f"row events of {table} key={result.key}")
     log.info(
         "%s.%s key=%s written by %s%s",
@@ -74,17 +75,17 @@ def write_by_guest(
     """A guest's move of the one row their link code opens (`code`: column, value), which
     the held row must still carry."""
     column, value = code
-    result = write_row(
-        store,
+    request = WriteRequest(
         table,
-        key,
-        actor=Actor.public(),
-        now=clock(),
+        Actor.public(),
+        clock(),
+        key=key,
         values=values,
         move_to=to,
         commit_clock=clock,
         expect={column: value},
     )
+    result = change_row(store, request)
     publisher.rows(result.events, what=f"row events of {table} key={result.key}")
     log.info("%s.%s key=%s moved to %s by a guest", store.app.name, table, result.key, to)
     return result
@@ -111,7 +112,8 @@ def import_rows(
     results: list[WriteResult] = []
     for number, row in enumerate(rows, start=1):
         try:
-            results.append(write_row(store, table, actor=Actor.importer(), now=now, values=row))
+            request = WriteRequest(table, Actor.importer(), now, values=row)
+            results.append(create_row(store, request))
         except AdminiumError as error:
             refused.append((number, error))
     publisher.rows([event for result in results for event in result.events])

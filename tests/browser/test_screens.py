@@ -13,7 +13,7 @@ from playwright.sync_api import Page, expect
 from werkzeug.serving import make_server
 
 from core.actors import Actor
-from core.writes import write_row
+from core.writes import WriteRequest, change_row
 from services import sweeps
 from services.events import Publisher
 from services.models import db
@@ -154,13 +154,15 @@ def test_reopened_socket_refetches_what_it_missed(
         sign_in(page, base, "manager@venue.test", "/apps/venue/venue/orders")
     wait_live(page)
     # A move whose event is never published: what pub/sub loses while a screen is away.
-    write_row(
+    change_row(
         screens_site.store(),
-        "orders",
-        key,
-        actor=Actor.person("manager@venue.test", frozenset({"manager"})),
-        now=at("2026-07-10 09:00"),
-        move_to="confirmed",
+        WriteRequest(
+            "orders",
+            Actor.person("manager@venue.test", frozenset({"manager"})),
+            at("2026-07-10 09:00"),
+            key=key,
+            move_to="confirmed",
+        ),
     )
     expect(page.locator(f"#column-orders-placed #row-orders-{key}")).to_be_visible()
 

@@ -18,7 +18,7 @@ from core.errors import ColumnNotWritable, ValueRefused, WriteConflict
 from core.events import RowEvent
 from core.manifest.model import load_app
 from core.store import Store, install_app, make_engine, timed_indexes
-from core.writes import write_row
+from core.writes import WriteRequest, change_row, create_row
 from services.events import Publisher, events_channel
 from tests.integration.db_roles import restricted_store
 from tests.integration.pipeline_fixtures import MANIFEST, Venue, at, make_venue, venue
@@ -60,8 +60,8 @@ def test_app_in_its_own_schema(make_database: Callable[[], str]) -> None:
     try:
         install_app(engine, app)
         store = Store(engine, app, venue_zone("UTC"))
-        result = write_row(
-            store, "events", actor=STAFF, now=NOW, values={"doors_at": at("2026-06-12 18:00")}
+        result = create_row(
+            store, WriteRequest("events", STAFF, NOW, values={"doors_at": at("2026-06-12 18:00")})
         )
         with engine.connect() as conn:
             count = conn.execute(sa.text("SELECT count(*) FROM venue_app.events")).scalar()
@@ -78,12 +78,14 @@ def test_second_writer_on_a_held_row_gets_write_conflict(venue: Venue) -> None:
     with psycopg.connect(url) as other:
         other.execute("SELECT 1 FROM orders WHERE id = %s FOR UPDATE", (key,))
         with venue.unchanged("orders", key), pytest.raises(WriteConflict) as conflict:
-            write_row(venue.store, "orders", key, actor=STAFF, now=NOW, move_to="confirmed")
+            change_row(
+                venue.store, WriteRequest("orders", STAFF, NOW, key=key, move_to="confirmed")
+            )
         other.rollback()
     assert (conflict.value.code, conflict.value.status) == ("WRITE_CONFLICT", 409)
     assert conflict.value.details == {"table": "orders", "key": key}
     # Once the other writer lets go, the same write passes.
-    write_row(venue.store, "orders", key, actor=STAFF, now=NOW, move_to="confirmed")
+    change_row(venue.store, WriteRequest("orders", STAFF, NOW, key=key, move_to="confirmed"))
     assert venue.row("orders", key)["status"] == "confirmed"
 
 
@@ -102,7 +104,7 @@ def restricted(venue: Venue) -> Iterator[Store]:
 
 def test_role_writes_the_columns_it_may(venue: Venue, restricted: Store) -> None:
     key = new_order(venue)
-    write_row(restricted, "orders", key, actor=STAFF, now=NOW, move_to="cancelled")
+    change_row(restricted, WriteRequest("orders", STAFF, NOW, key=key, move_to="cancelled"))
     row = venue.row("orders", key)
     assert (row["status"], row["cancelled_at"]) == ("cancelled", NOW)
 
@@ -110,13 +112,11 @@ def test_role_writes_the_columns_it_may(venue: Venue, restricted: Store) -> None
 def test_column_the_role_may_not_write_is_refused(venue: Venue, restricted: Store) -> None:
     key = new_order(venue)
     with venue.unchanged("orders", key), pytest.raises(ColumnNotWritable) as refused:
-        write_row(
+        change_row(
             restricted,
-            "orders",
-            key,
-            actor=STAFF,
-            now=NOW,
-            values={"note": "fine", "cancel_code": "nope"},
+            WriteRequest(
+                "orders", STAFF, NOW, key=key, values={"note": "fine", "cancel_code": "nope"}
+            ),
         )
     assert (refused.value.code, refused.value.status) == ("COLUMN_NOT_WRITABLE", 403)
     assert refused.value.details == {"table": "orders", "key": key, "columns": ["cancel_code"]}
@@ -140,7 +140,7 @@ def test_value_the_database_refuses(
     else:
         key = venue.insert("tickets", event_id=venue.insert("events"), status="valid")
     with venue.unchanged(table, key), pytest.raises(ValueRefused) as refused:
-        write_row(venue.store, table, key, actor=STAFF, now=NOW, values=values)
+        change_row(venue.store, WriteRequest(table, STAFF, NOW, key=key, values=values))
     assert (refused.value.code, refused.value.status) == ("VALUE_REFUSED", 422)
     assert refused.value.details["reason"] == reason
     if column is not None:
@@ -151,7 +151,7 @@ def test_value_the_database_refuses(
 
 def test_create_refused_by_a_constraint_leaves_no_row_and_no_audit(venue: Venue) -> None:
     with pytest.raises(ValueRefused):
-        write_row(venue.store, "orders", actor=STAFF, now=NOW, values={"note": "no pickup"})
+        create_row(venue.store, WriteRequest("orders", STAFF, NOW, values={"note": "no pickup"}))
     with venue.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM orders")).scalar() == 0
     assert venue.audit() == []
@@ -184,6 +184,10 @@ def test_events_are_published_as_json_on_the_connections_channel(redis_url: str)
 def test_a_refused_write_returns_no_events(venue: Venue) -> None:
     key = new_order(venue)
     with pytest.raises(ValueRefused):
-        write_row(venue.store, "orders", key, actor=STAFF, now=NOW, values={"pickup_at": None})
-    result = write_row(venue.store, "orders", key, actor=STAFF, now=NOW, values={"note": "ok"})
+        change_row(
+            venue.store, WriteRequest("orders", STAFF, NOW, key=key, values={"pickup_at": None})
+        )
+    result = change_row(
+        venue.store, WriteRequest("orders", STAFF, NOW, key=key, values={"note": "ok"})
+    )
     assert [e.key for e in result.events] == [key]

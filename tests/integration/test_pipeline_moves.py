@@ -17,7 +17,7 @@ from core.errors import (
     UndoRefused,
     ValueRefused,
 )
-from core.writes import write_row
+from core.writes import WriteRequest, WriteResult, change_row, create_row, make_timed_move
 from tests.integration.pipeline_fixtures import Venue, at, make_venue, venue
 
 __all__ = ["make_venue", "venue"]  # fixtures
@@ -32,12 +32,11 @@ def new_order(venue: Venue, status: str = "placed", **values: Any) -> Any:
 
 
 def test_create_lands_in_initial_and_is_audited(venue: Venue) -> None:
-    result = write_row(
+    result = create_row(
         venue.store,
-        "orders",
-        actor=PERSON,
-        now=NOW,
-        values={"pickup_at": at("2026-03-27 12:30"), "note": "no onions"},
+        WriteRequest(
+            "orders", PERSON, NOW, values={"pickup_at": at("2026-03-27 12:30"), "note": "no onions"}
+        ),
     )
     assert result.row["status"] == "placed"
     assert result.row["note"] == "no onions"
@@ -60,9 +59,49 @@ def test_create_lands_in_initial_and_is_audited(venue: Venue) -> None:
     }
 
 
+def timed_move_without_key(venue: Venue) -> WriteResult:
+    rule = venue.store.spec("orders").states.timed[0]  # type: ignore[union-attr,index]
+    return make_timed_move(venue.store, "orders", None, rule, now=at("2026-03-27 21:00"))
+
+
+@pytest.mark.parametrize(
+    ("write", "words"),
+    [
+        pytest.param(
+            lambda venue, key: create_row(
+                venue.store, WriteRequest("orders", PERSON, NOW, key=key, values={"note": "x"})
+            ),
+            "without a key",
+            id="create_names_no_key",
+        ),
+        pytest.param(
+            lambda venue, key: change_row(
+                venue.store, WriteRequest("orders", PERSON, NOW, values={"note": "x"})
+            ),
+            "names the key",
+            id="change_names_its_key",
+        ),
+        pytest.param(
+            lambda venue, key: timed_move_without_key(venue),
+            "names the key",
+            id="timed_move_names_its_key",
+        ),
+    ],
+)
+def test_each_entry_point_is_asked_for_its_own_kind_of_write(
+    venue: Venue, write: Any, words: str
+) -> None:
+    key = new_order(venue)
+    with venue.unchanged("orders", key), pytest.raises(ValueError, match=words):
+        write(venue, key)
+    assert venue.audit() == []
+
+
 def test_listed_move_writes_state_and_audits_before_and_after(venue: Venue) -> None:
     key = new_order(venue)
-    result = write_row(venue.store, "orders", key, actor=PERSON, now=NOW, move_to="confirmed")
+    result = change_row(
+        venue.store, WriteRequest("orders", PERSON, NOW, key=key, move_to="confirmed")
+    )
     assert venue.row("orders", key)["status"] == "confirmed"
     (entry,) = venue.audit()
     assert (entry["move_from"], entry["move_to"]) == ("placed", "confirmed")
@@ -73,7 +112,9 @@ def test_listed_move_writes_state_and_audits_before_and_after(venue: Venue) -> N
 
 def test_update_without_move_audits_values_and_no_move(venue: Venue) -> None:
     key = new_order(venue)
-    write_row(venue.store, "orders", str(key), actor=PERSON, now=NOW, values={"note": "ring"})
+    change_row(
+        venue.store, WriteRequest("orders", PERSON, NOW, key=str(key), values={"note": "ring"})
+    )
     (entry,) = venue.audit()
     assert (entry["move_from"], entry["move_to"]) == (None, None)
     assert (entry["before"]["note"], entry["after"]["note"]) == (None, "ring")
@@ -90,21 +131,21 @@ def test_update_without_move_audits_values_and_no_move(venue: Venue) -> None:
 )
 def test_each_actor_is_named_in_the_audit(venue: Venue, actor: Actor, audited_as: str) -> None:
     key = new_order(venue)
-    write_row(venue.store, "orders", key, actor=actor, now=NOW, move_to="confirmed")
+    change_row(venue.store, WriteRequest("orders", actor, NOW, key=key, move_to="confirmed"))
     assert venue.audit()[0]["actor"] == audited_as
 
 
 def test_move_not_listed_is_refused_and_nothing_written(venue: Venue) -> None:
     key = new_order(venue)
     with venue.unchanged("orders", key), pytest.raises(StateMoveNotListed) as refused:
-        write_row(venue.store, "orders", key, actor=PERSON, now=NOW, move_to="ready")
+        change_row(venue.store, WriteRequest("orders", PERSON, NOW, key=key, move_to="ready"))
     assert refused.value.status == 409
     assert refused.value.details == {"from": "placed", "to": "ready"}
 
 
 def test_unknown_row_is_not_found(venue: Venue) -> None:
     with pytest.raises(RowNotFound) as missing:
-        write_row(venue.store, "orders", 999, actor=PERSON, now=NOW, move_to="confirmed")
+        change_row(venue.store, WriteRequest("orders", PERSON, NOW, key=999, move_to="confirmed"))
     assert (missing.value.code, missing.value.status) == ("NOT_FOUND", 404)
 
 
@@ -122,8 +163,9 @@ def test_undo_is_refused_unless_a_person_names_the_state(
 ) -> None:
     key = new_order(venue, "confirmed")
     with venue.unchanged("orders", key), pytest.raises(UndoRefused) as refused:
-        write_row(
-            venue.store, "orders", key, actor=actor, now=NOW, move_to="placed", seen_state=seen
+        change_row(
+            venue.store,
+            WriteRequest("orders", actor, NOW, key=key, move_to="placed", seen_state=seen),
         )
     assert refused.value.code == "STATE_UNDO_REFUSED"
     assert refused.value.details == {"from": "confirmed", "to": "placed", "reason": reason}
@@ -131,8 +173,9 @@ def test_undo_is_refused_unless_a_person_names_the_state(
 
 def test_undo_by_a_person_naming_the_state_they_saw(venue: Venue) -> None:
     key = new_order(venue, "confirmed")
-    write_row(
-        venue.store, "orders", key, actor=PERSON, now=NOW, move_to="placed", seen_state="confirmed"
+    change_row(
+        venue.store,
+        WriteRequest("orders", PERSON, NOW, key=key, move_to="placed", seen_state="confirmed"),
     )
     assert venue.row("orders", key)["status"] == "placed"
 
@@ -140,14 +183,11 @@ def test_undo_by_a_person_naming_the_state_they_saw(venue: Venue) -> None:
 def test_seen_state_no_longer_held_is_state_changed(venue: Venue) -> None:
     key = new_order(venue, "ready")
     with venue.unchanged("orders", key), pytest.raises(StateChanged) as changed:
-        write_row(
+        change_row(
             venue.store,
-            "orders",
-            key,
-            actor=PERSON,
-            now=NOW,
-            values={"note": "x"},
-            seen_state="confirmed",
+            WriteRequest(
+                "orders", PERSON, NOW, key=key, values={"note": "x"}, seen_state="confirmed"
+            ),
         )
     assert changed.value.details == {"seen": "confirmed", "state": "ready"}
 
@@ -167,11 +207,11 @@ def test_seen_state_no_longer_held_is_state_changed(venue: Venue) -> None:
 def test_move_kept_for_roles(venue: Venue, actor: Actor, allowed: bool) -> None:
     key = new_order(venue, "confirmed")
     if allowed:
-        write_row(venue.store, "orders", key, actor=actor, now=NOW, move_to="refunded")
+        change_row(venue.store, WriteRequest("orders", actor, NOW, key=key, move_to="refunded"))
         assert venue.row("orders", key)["status"] == "refunded"
         return
     with venue.unchanged("orders", key), pytest.raises(StateMoveForbidden) as refused:
-        write_row(venue.store, "orders", key, actor=actor, now=NOW, move_to="refunded")
+        change_row(venue.store, WriteRequest("orders", actor, NOW, key=key, move_to="refunded"))
     assert refused.value.status == 403
     assert refused.value.details == {"from": "confirmed", "to": "refunded", "roles": ["manager"]}
 
@@ -179,7 +219,9 @@ def test_move_kept_for_roles(venue: Venue, actor: Actor, allowed: bool) -> None:
 def test_public_makes_only_moves_listing_public(venue: Venue) -> None:
     key = new_order(venue)
     with venue.unchanged("orders", key), pytest.raises(StateMoveForbidden):
-        write_row(venue.store, "orders", key, actor=Actor.public(), now=NOW, move_to="cancelled")
+        change_row(
+            venue.store, WriteRequest("orders", Actor.public(), NOW, key=key, move_to="cancelled")
+        )
 
 
 @pytest.mark.parametrize(
@@ -197,25 +239,27 @@ def test_columns_a_writer_may_not_send(
 ) -> None:
     key = new_order(venue)
     with venue.unchanged("orders", key), pytest.raises(ColumnReadOnly) as refused:
-        write_row(venue.store, "orders", key, actor=actor, now=NOW, values=values)
+        change_row(venue.store, WriteRequest("orders", actor, NOW, key=key, values=values))
     assert refused.value.status == 422
     assert refused.value.details == {"column": next(iter(values)), "reason": reason}
 
 
 def test_an_import_may_bring_a_stamp(venue: Venue) -> None:
-    result = write_row(
+    result = create_row(
         venue.store,
-        "orders",
-        actor=Actor.importer(),
-        now=NOW,
-        values={"pickup_at": at("2026-03-27 12:30"), "cancelled_at": at("2026-03-01 09:00")},
+        WriteRequest(
+            "orders",
+            Actor.importer(),
+            NOW,
+            values={"pickup_at": at("2026-03-27 12:30"), "cancelled_at": at("2026-03-01 09:00")},
+        ),
     )
     assert result.row["cancelled_at"] == at("2026-03-01 09:00")
 
 
 def test_create_with_every_column_defaulted_makes_a_row(venue: Venue) -> None:
     # events has a serial key and one nullable column: nothing to send, still a new row.
-    result = write_row(venue.store, "events", actor=PERSON, now=NOW)
+    result = create_row(venue.store, WriteRequest("events", PERSON, NOW))
     assert result.key is not None
     assert venue.row("events", result.key)["doors_at"] is None
     assert [(e["table_name"], e["row_key"]) for e in venue.audit()] == [("events", str(result.key))]
@@ -224,23 +268,17 @@ def test_create_with_every_column_defaulted_makes_a_row(venue: Venue) -> None:
 def test_expected_value_gone_since_found_is_not_found(venue: Venue) -> None:
     key = new_order(venue, note="code-a")
     with venue.unchanged("orders", key), pytest.raises(RowNotFound):
-        write_row(
+        change_row(
             venue.store,
-            "orders",
-            key,
-            actor=PERSON,
-            now=NOW,
-            move_to="confirmed",
-            expect={"note": "code-b"},
+            WriteRequest(
+                "orders", PERSON, NOW, key=key, move_to="confirmed", expect={"note": "code-b"}
+            ),
         )
-    result = write_row(
+    result = change_row(
         venue.store,
-        "orders",
-        key,
-        actor=PERSON,
-        now=NOW,
-        move_to="confirmed",
-        expect={"note": "code-a"},
+        WriteRequest(
+            "orders", PERSON, NOW, key=key, move_to="confirmed", expect={"note": "code-a"}
+        ),
     )
     assert result.row["status"] == "confirmed"
 
@@ -252,18 +290,16 @@ def sample_marks(venue: Venue) -> list[tuple[str, str]]:
 
 
 def test_sample_row_is_marked_in_its_own_write(venue: Venue) -> None:
-    made = write_row(
+    made = create_row(
         venue.store,
-        "orders",
-        actor=Actor.sample(),
-        now=NOW,
-        values={"pickup_at": at("2026-03-27 12:30")},
+        WriteRequest("orders", Actor.sample(), NOW, values={"pickup_at": at("2026-03-27 12:30")}),
     )
-    person = write_row(
-        venue.store, "orders", actor=PERSON, now=NOW, values={"pickup_at": at("2026-03-27 13:00")}
+    person = create_row(
+        venue.store,
+        WriteRequest("orders", PERSON, NOW, values={"pickup_at": at("2026-03-27 13:00")}),
     )
-    moved = write_row(
-        venue.store, "orders", made.key, actor=Actor.clock(), now=NOW, move_to="confirmed"
+    moved = change_row(
+        venue.store, WriteRequest("orders", Actor.clock(), NOW, key=made.key, move_to="confirmed")
     )
     assert moved.row["status"] == "confirmed"
     assert sample_marks(venue) == [("orders", str(made.key))]
@@ -272,11 +308,13 @@ def test_sample_row_is_marked_in_its_own_write(venue: Venue) -> None:
 
 def test_refused_sample_write_leaves_no_mark(venue: Venue) -> None:
     with pytest.raises(ValueRefused):
-        write_row(
+        create_row(
             venue.store,
-            "orders",
-            actor=Actor.sample(),
-            now=NOW,
-            values={"pickup_at": at("2026-03-27 12:30"), "note": "x" * 41},
+            WriteRequest(
+                "orders",
+                Actor.sample(),
+                NOW,
+                values={"pickup_at": at("2026-03-27 12:30"), "note": "x" * 41},
+            ),
         )
     assert sample_marks(venue) == []

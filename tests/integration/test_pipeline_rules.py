@@ -9,7 +9,7 @@ import pytest
 
 from core.actors import Actor
 from core.errors import RowLocked
-from core.writes import write_row
+from core.writes import WriteRequest, change_row, create_row, make_timed_move
 from tests.integration.pipeline_fixtures import Venue, at, make_venue, venue
 
 __all__ = ["make_venue", "venue"]  # fixtures
@@ -20,20 +20,18 @@ URL_SAFE = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_
 
 def new_ticket(venue: Venue) -> Any:
     event = venue.insert("events", doors_at=at("2026-06-12 18:00"))
-    return write_row(
-        venue.store, "tickets", actor=STAFF, now=at("2026-03-01 10:00"), values={"event_id": event}
+    return create_row(
+        venue.store,
+        WriteRequest("tickets", STAFF, at("2026-03-01 10:00"), values={"event_id": event}),
     )
 
 
 def offer(venue: Venue, key: Any, now: datetime, email: str = "friend@x.test") -> Any:
-    return write_row(
+    return change_row(
         venue.store,
-        "tickets",
-        key,
-        actor=STAFF,
-        now=now,
-        move_to="offered",
-        values={"pending_email": email},
+        WriteRequest(
+            "tickets", STAFF, now, key=key, move_to="offered", values={"pending_email": email}
+        ),
     )
 
 
@@ -63,13 +61,15 @@ def test_code_renews_when_its_column_changes_and_the_old_one_opens_nothing(venue
 
 def test_code_stays_when_its_column_does_not_change(venue: Venue) -> None:
     created = new_ticket(venue)
-    write_row(
+    change_row(
         venue.store,
-        "tickets",
-        created.key,
-        actor=STAFF,
-        now=at("2026-03-02 10:00"),
-        values={"valid_to": at("2026-06-12 22:00")},
+        WriteRequest(
+            "tickets",
+            STAFF,
+            at("2026-03-02 10:00"),
+            key=created.key,
+            values={"valid_to": at("2026-06-12 22:00")},
+        ),
     )
     assert venue.row("tickets", created.key)["link_token"] == created.row["link_token"]
 
@@ -94,13 +94,15 @@ def test_stamp_writes_only_when_its_column_takes_the_value(venue: Venue) -> None
     assert created.row["offer_until"] is None
     offer(venue, created.key, at("2026-03-28 12:00"))
     # Staying in offered while another column changes leaves the stamp as it was.
-    write_row(
+    change_row(
         venue.store,
-        "tickets",
-        created.key,
-        actor=STAFF,
-        now=at("2026-03-28 15:00"),
-        values={"valid_to": at("2026-06-12 22:00")},
+        WriteRequest(
+            "tickets",
+            STAFF,
+            at("2026-03-28 15:00"),
+            key=created.key,
+            values={"valid_to": at("2026-06-12 22:00")},
+        ),
     )
     assert venue.row("tickets", created.key)["offer_until"] == at("2026-03-29 12:00")
 
@@ -109,14 +111,7 @@ def test_lapsed_offer_empties_the_address_and_renews_the_code(venue: Venue) -> N
     created = new_ticket(venue)
     offered = offer(venue, created.key, at("2026-03-28 12:00"))
     rule = venue.store.spec("tickets").states.timed[0]  # type: ignore[union-attr,index]
-    write_row(
-        venue.store,
-        "tickets",
-        created.key,
-        actor=Actor.clock(),
-        now=at("2026-03-29 12:00"),
-        timed=rule,
-    )
+    make_timed_move(venue.store, "tickets", created.key, rule, now=at("2026-03-29 12:00"))
     row = venue.row("tickets", created.key)
     assert (row["status"], row["pending_email"]) == ("valid", None)
     assert row["link_token"] not in (offered.row["link_token"], created.row["link_token"])
@@ -132,7 +127,7 @@ def test_timed_set_and_stamp_pass_the_lock_into_cancelled(venue: Venue) -> None:
     key = new_order(venue)
     rule = venue.store.spec("orders").states.timed[0]  # type: ignore[union-attr,index]
     now = at("2026-03-27 21:00")
-    write_row(venue.store, "orders", key, actor=Actor.clock(), now=now, timed=rule)
+    make_timed_move(venue.store, "orders", key, rule, now=now)
     row = venue.row("orders", key)
     assert (row["cancel_code"], row["cancelled_at"]) == ("closed", now)
 
@@ -145,14 +140,16 @@ def test_timed_set_and_stamp_pass_the_lock_into_cancelled(venue: Venue) -> None:
 def test_lock_refuses_a_writers_values(venue: Venue, status: str, move_to: str | None) -> None:
     key = new_order(venue, status)
     with venue.unchanged("orders", key), pytest.raises(RowLocked) as locked:
-        write_row(
+        change_row(
             venue.store,
-            "orders",
-            key,
-            actor=STAFF,
-            now=at("2026-03-27 13:00"),
-            values={"note": "late", "cancel_code": "customer"},
-            move_to=move_to,
+            WriteRequest(
+                "orders",
+                STAFF,
+                at("2026-03-27 13:00"),
+                key=key,
+                values={"note": "late", "cancel_code": "customer"},
+                move_to=move_to,
+            ),
         )
     assert (locked.value.code, locked.value.status) == ("ROW_LOCKED", 409)
     assert locked.value.details == {
@@ -163,21 +160,24 @@ def test_lock_refuses_a_writers_values(venue: Venue, status: str, move_to: str |
 
 def test_locked_row_lets_a_value_sent_as_it_already_is(venue: Venue) -> None:
     key = new_order(venue, "cancelled")
-    write_row(
+    change_row(
         venue.store,
-        "orders",
-        key,
-        actor=STAFF,
-        now=at("2026-03-27 13:00"),
-        values={"pickup_at": at("2026-03-27 12:30"), "note": None},
+        WriteRequest(
+            "orders",
+            STAFF,
+            at("2026-03-27 13:00"),
+            key=key,
+            values={"pickup_at": at("2026-03-27 12:30"), "note": None},
+        ),
     )
     assert venue.audit()[0]["after"]["note"] is None
 
 
 def test_unlocked_row_takes_a_writers_values(venue: Venue) -> None:
     key = new_order(venue, "confirmed")
-    write_row(
-        venue.store, "orders", key, actor=STAFF, now=at("2026-03-27 13:00"), values={"note": "ok"}
+    change_row(
+        venue.store,
+        WriteRequest("orders", STAFF, at("2026-03-27 13:00"), key=key, values={"note": "ok"}),
     )
     assert venue.row("orders", key)["note"] == "ok"
 
@@ -185,5 +185,5 @@ def test_unlocked_row_takes_a_writers_values(venue: Venue) -> None:
 def test_staff_move_into_locked_state_alone_passes_and_stamps(venue: Venue) -> None:
     key = new_order(venue)
     now = at("2026-03-27 13:00")
-    write_row(venue.store, "orders", key, actor=STAFF, now=now, move_to="cancelled")
+    change_row(venue.store, WriteRequest("orders", STAFF, now, key=key, move_to="cancelled"))
     assert venue.row("orders", key)["cancelled_at"] == now

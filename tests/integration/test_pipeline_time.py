@@ -22,7 +22,7 @@ from core.errors import (
     StateTooLate,
     WriteConflict,
 )
-from core.writes import write_row
+from core.writes import WriteRequest, change_row, create_row, make_timed_move
 from tests.integration.pipeline_fixtures import Venue, at, make_venue, venue
 
 __all__ = ["make_venue", "venue"]  # fixtures
@@ -42,7 +42,7 @@ def new_ticket(venue: Venue, doors: datetime | None = DOORS, **values: Any) -> A
 
 
 def check_in(venue: Venue, key: Any, now: datetime, actor: Actor = STAFF) -> None:
-    write_row(venue.store, "tickets", key, actor=actor, now=now, move_to="checked_in")
+    change_row(venue.store, WriteRequest("tickets", actor, now, key=key, move_to="checked_in"))
 
 
 @pytest.mark.parametrize(
@@ -144,11 +144,11 @@ def test_public_window_refusals_carry_params(
     key = new_ticket(venue, sale_from=sale_from)
     guest = Actor.public()
     if error is None:
-        write_row(venue.store, "tickets", key, actor=guest, now=now, move_to="returned")
+        change_row(venue.store, WriteRequest("tickets", guest, now, key=key, move_to="returned"))
         assert venue.row("tickets", key)["status"] == "returned"
         return
     with venue.unchanged("tickets", key), pytest.raises(error) as refused:
-        write_row(venue.store, "tickets", key, actor=guest, now=now, move_to="returned")
+        change_row(venue.store, WriteRequest("tickets", guest, now, key=key, move_to="returned"))
     assert refused.value.status == 409
     assert refused.value.as_dict()["params"] == params
 
@@ -176,7 +176,7 @@ def test_create_waits_for_its_window(
     venue: Venue, arrive: date | None, now: datetime, refusal: dict[str, Any] | None
 ) -> None:
     def create() -> Any:
-        return write_row(venue.store, "stays", actor=STAFF, now=now, values={"arrive": arrive})
+        return create_row(venue.store, WriteRequest("stays", STAFF, now, values={"arrive": arrive}))
 
     if refusal is None:
         assert create().row["status"] == "booked"
@@ -216,35 +216,41 @@ def new_stay(venue: Venue, arrive: date = ARRIVE) -> Any:
 )
 def test_late_flag(venue: Venue, actor: Actor, now: datetime, flagged: bool) -> None:
     key = new_stay(venue)
-    result = write_row(venue.store, "stays", key, actor=actor, now=now, move_to="cancelled")
+    result = change_row(
+        venue.store, WriteRequest("stays", actor, now, key=key, move_to="cancelled")
+    )
     assert result.late is flagged
     assert venue.row("stays", key)["late_cancel"] is flagged
 
 
 def test_flag_sent_by_a_writer_is_dropped_when_not_late(venue: Venue) -> None:
     key = new_stay(venue)
-    write_row(
+    change_row(
         venue.store,
-        "stays",
-        key,
-        actor=STAFF,
-        now=at("2026-03-27 10:00"),
-        move_to="cancelled",
-        values={"late_cancel": True},
+        WriteRequest(
+            "stays",
+            STAFF,
+            at("2026-03-27 10:00"),
+            key=key,
+            move_to="cancelled",
+            values={"late_cancel": True},
+        ),
     )
     assert venue.row("stays", key)["late_cancel"] is False
 
 
 def test_late_reads_the_moment_as_stored_not_the_write(venue: Venue) -> None:
     key = new_stay(venue)
-    write_row(
+    change_row(
         venue.store,
-        "stays",
-        key,
-        actor=STAFF,
-        now=at("2026-03-28 14:01"),
-        move_to="cancelled",
-        values={"arrive": date(2026, 5, 1)},
+        WriteRequest(
+            "stays",
+            STAFF,
+            at("2026-03-28 14:01"),
+            key=key,
+            move_to="cancelled",
+            values={"arrive": date(2026, 5, 1)},
+        ),
     )
     row = venue.row("stays", key)
     assert (row["late_cancel"], row["arrive"]) == (True, date(2026, 5, 1))
@@ -254,8 +260,9 @@ def test_late_window_with_an_unreadable_length_is_not_late(venue: Venue) -> None
     with venue.engine.begin() as conn:
         conn.execute(sa.text("UPDATE settings SET cancel_hours = NULL"))
     key = new_stay(venue)
-    result = write_row(
-        venue.store, "stays", key, actor=STAFF, now=at("2026-03-30 12:00"), move_to="cancelled"
+    result = change_row(
+        venue.store,
+        WriteRequest("stays", STAFF, at("2026-03-30 12:00"), key=key, move_to="cancelled"),
     )
     assert result.late is False
 
@@ -263,14 +270,16 @@ def test_late_window_with_an_unreadable_length_is_not_late(venue: Venue) -> None
 def test_late_window_that_opened_while_the_write_was_made_is_a_conflict(venue: Venue) -> None:
     key = new_stay(venue)
     with venue.unchanged("stays", key), pytest.raises(WriteConflict) as conflict:
-        write_row(
+        change_row(
             venue.store,
-            "stays",
-            key,
-            actor=STAFF,
-            now=at("2026-03-28 13:59"),
-            move_to="cancelled",
-            commit_clock=lambda: at("2026-03-28 14:01"),
+            WriteRequest(
+                "stays",
+                STAFF,
+                at("2026-03-28 13:59"),
+                key=key,
+                move_to="cancelled",
+                commit_clock=lambda: at("2026-03-28 14:01"),
+            ),
         )
     assert conflict.value.details == {
         "reason": "late-window-opened",
@@ -280,14 +289,16 @@ def test_late_window_that_opened_while_the_write_was_made_is_a_conflict(venue: V
 
 def test_late_window_still_shut_at_commit_passes(venue: Venue) -> None:
     key = new_stay(venue)
-    write_row(
+    change_row(
         venue.store,
-        "stays",
-        key,
-        actor=STAFF,
-        now=at("2026-03-28 13:58"),
-        move_to="cancelled",
-        commit_clock=lambda: at("2026-03-28 13:59"),
+        WriteRequest(
+            "stays",
+            STAFF,
+            at("2026-03-28 13:58"),
+            key=key,
+            move_to="cancelled",
+            commit_clock=lambda: at("2026-03-28 13:59"),
+        ),
     )
     assert venue.row("stays", key)["status"] == "cancelled"
 
@@ -297,13 +308,11 @@ def test_late_window_still_shut_at_commit_passes(venue: Venue) -> None:
 def test_refuse_public_turns_away_a_guest_and_names_the_moment(venue: Venue) -> None:
     key = new_stay(venue)
     with venue.unchanged("stays", key), pytest.raises(PublicTooLate) as refused:
-        write_row(
+        change_row(
             venue.store,
-            "stays",
-            key,
-            actor=Actor.public(),
-            now=at("2026-03-29 14:30"),
-            move_to="withdrawn",
+            WriteRequest(
+                "stays", Actor.public(), at("2026-03-29 14:30"), key=key, move_to="withdrawn"
+            ),
         )
     assert refused.value.params == {"at": "2026-03-30T14:00:00+00:00"}
 
@@ -317,7 +326,7 @@ def test_refuse_public_lets_staff_and_early_guests_through(
     venue: Venue, actor: Actor, now: datetime
 ) -> None:
     key = new_stay(venue)
-    write_row(venue.store, "stays", key, actor=actor, now=now, move_to="withdrawn")
+    change_row(venue.store, WriteRequest("stays", actor, now, key=key, move_to="withdrawn"))
     assert venue.row("stays", key)["status"] == "withdrawn"
 
 
@@ -332,11 +341,11 @@ def test_refuse_public_lets_staff_and_early_guests_through(
 def test_refuse_everyone_turns_away_staff(venue: Venue, now: datetime, refused: bool) -> None:
     key = new_stay(venue, date(2026, 3, 29))
     if not refused:
-        write_row(venue.store, "stays", key, actor=STAFF, now=now, move_to="dropped")
+        change_row(venue.store, WriteRequest("stays", STAFF, now, key=key, move_to="dropped"))
         assert venue.row("stays", key)["status"] == "dropped"
         return
     with venue.unchanged("stays", key), pytest.raises(StateTooLate) as late:
-        write_row(venue.store, "stays", key, actor=STAFF, now=now, move_to="dropped")
+        change_row(venue.store, WriteRequest("stays", STAFF, now, key=key, move_to="dropped"))
     assert (late.value.code, late.value.status) == ("STATE_TOO_LATE", 409)
     assert late.value.details == {"at": "2026-03-29T14:00:00+00:00"}
 
@@ -349,7 +358,7 @@ def new_order(venue: Venue, status: str = "placed") -> Any:
 
 def clock_move(venue: Venue, key: Any, now: datetime) -> Any:
     rule = venue.store.spec("orders").states.timed[0]  # type: ignore[union-attr,index]
-    return write_row(venue.store, "orders", key, actor=Actor.clock(), now=now, timed=rule)
+    return make_timed_move(venue.store, "orders", key, rule, now=now)
 
 
 def test_timed_move_at_closing_sets_its_values_and_stamps(venue: Venue) -> None:

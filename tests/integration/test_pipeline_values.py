@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from core.actors import Actor
 from core.errors import ValueRefused
-from core.writes import write_row
+from core.writes import WriteRequest, change_row, create_row
 from tests.integration.pipeline_fixtures import MANIFEST, Venue, at, make_venue
 
 __all__ = ["make_venue"]  # fixtures
@@ -89,7 +89,7 @@ def test_a_value_no_column_holds_is_refused_on_create(
     bills: Venue, column: str, value: Any
 ) -> None:
     with pytest.raises(ValueRefused) as refused:
-        write_row(bills.store, "bills", actor=STAFF, now=NOW, values={column: value})
+        create_row(bills.store, WriteRequest("bills", STAFF, NOW, values={column: value}))
     assert (refused.value.code, refused.value.status) == ("VALUE_REFUSED", 422)
     assert refused.value.details == {"column": column, "reason": "type"}
     assert count_bills(bills) == 0
@@ -107,7 +107,7 @@ def test_every_writer_is_refused_on_update(
 ) -> None:
     key = bills.insert("bills", label="lunch", amount=Decimal("12.50"))
     with bills.unchanged("bills", key), pytest.raises(ValueRefused) as refused:
-        write_row(bills.store, "bills", key, actor=writer, now=NOW, values={column: value})
+        change_row(bills.store, WriteRequest("bills", writer, NOW, key=key, values={column: value}))
     assert refused.value.details == {"column": column, "reason": "type"}
 
 
@@ -119,7 +119,7 @@ def test_values_at_the_edges_are_written_and_read_back(bills: Venue) -> None:
         "paid_on": "9999-12-31",
         "paid_at": "9999-12-30T12:00:00+00:00",
     }
-    result = write_row(bills.store, "bills", actor=Actor.importer(), now=NOW, values=values)
+    result = create_row(bills.store, WriteRequest("bills", Actor.importer(), NOW, values=values))
     row = bills.row("bills", result.key)
     assert row["label"] == "café ☕ 🍰"
     assert row["paid_on"].isoformat() == "9999-12-31"

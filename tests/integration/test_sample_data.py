@@ -19,7 +19,7 @@ from core.sample_marks import sample_rows
 from core.sample_rows import add_sample, remove_sample, sample_keys
 from core.samples import load_sample, read_sample
 from core.store import Store, install_app, make_engine
-from core.writes import write_row
+from core.writes import WriteRequest, change_row, create_row, make_timed_move
 
 ROOT = Path(__file__).resolve().parents[2]
 LONDON = ZoneInfo("Europe/London")
@@ -162,14 +162,18 @@ def test_sample_is_never_judged_late(make_store: MakeStore) -> None:
         "arrive": date(2026, 7, 2),
     }
     # Cancelled a day before a 15:00 arrival, inside cancel_hours (48): late for a person...
-    person = write_row(store, "stays", actor=Actor.person("p@example.com"), now=NOW, values=stay)
-    moved = write_row(
+    person = create_row(
+        store, WriteRequest("stays", Actor.person("p@example.com"), NOW, values=stay)
+    )
+    moved = change_row(
         store,
-        "stays",
-        person.key,
-        actor=Actor.person("p@example.com", {"reception"}),
-        now=NOW,
-        move_to="cancelled",
+        WriteRequest(
+            "stays",
+            Actor.person("p@example.com", {"reception"}),
+            NOW,
+            key=person.key,
+            move_to="cancelled",
+        ),
     )
     assert moved.row["late_cancel"] is True
     # ...but not for the sample's cancellation at the same distance.
@@ -184,7 +188,7 @@ def test_a_sample_row_the_clock_moved_is_still_sample_data(make_store: MakeStore
     (stale,) = [r for r in rows(store, "orders") if r["items"] == "2 x falafel wrap"]
     rule = store.spec("orders").states.timed[0]  # type: ignore[union-attr]
     # Its closing, Tue 30 Jun 23:00 BST, passed before NOW: the clock cancels it.
-    moved = write_row(store, "orders", stale["id"], actor=Actor.clock(), now=NOW, timed=rule)
+    moved = make_timed_move(store, "orders", stale["id"], rule, now=NOW)
     assert (moved.row["status"], moved.row["cancel_code"]) == ("cancelled", "closed")
     assert str(stale["id"]) in marked(store)["orders"]
     remove_sample(store, now=NOW)
@@ -195,8 +199,9 @@ def test_removal_takes_exactly_the_sample_rows(make_store: MakeStore) -> None:
     store = make_store("takeaway")
     add_sample(store, example("takeaway"), now=NOW)
     staff = Actor.person("staff@example.com", {"staff"})
-    customer = write_row(
-        store, "customers", actor=staff, now=NOW, values={"name": "Real", "email": "r@example.com"}
+    customer = create_row(
+        store,
+        WriteRequest("customers", staff, NOW, values={"name": "Real", "email": "r@example.com"}),
     )
     order = {
         "customer_id": customer.key,
@@ -205,8 +210,8 @@ def test_removal_takes_exactly_the_sample_rows(make_store: MakeStore) -> None:
         "items": "real soup",
         "total": 5,
     }
-    real = write_row(store, "orders", actor=staff, now=NOW, values=order)
-    write_row(store, "orders", real.key, actor=staff, now=NOW, move_to="confirmed")
+    real = create_row(store, WriteRequest("orders", staff, NOW, values=order))
+    change_row(store, WriteRequest("orders", staff, NOW, key=real.key, move_to="confirmed"))
     real_rows = {
         t: [r for r in rows(store, t) if str(r["id"]) not in marked(store).get(t, set())]
         for t in store.app.tables
@@ -239,7 +244,7 @@ def test_removal_is_one_transaction(make_store: MakeStore) -> None:
         "items": "real",
         "total": 1,
     }
-    write_row(store, "orders", actor=Actor.person("s@example.com"), now=NOW, values=order)
+    create_row(store, WriteRequest("orders", Actor.person("s@example.com"), NOW, values=order))
     with pytest.raises(sa.exc.IntegrityError):
         remove_sample(store, now=NOW)
     after = {t: rows(store, t) for t in store.app.tables}
