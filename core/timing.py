@@ -214,9 +214,11 @@ def judge_late(rule: Late, ctx: MomentContext, now: datetime, actor: Actor) -> L
 
 
 def judge_due(rule: Timed, state: str | None, ctx: MomentContext, now: datetime) -> None:
-    """A timed move's row, as held: still in `from`, and its moment, read again, has passed."""
-    if state != rule.from_:
-        raise RowNotDue(f"the row left {rule.from_!r}", {"reason": "left-from", "state": state})
+    """A timed move's row, as held: its moment, read again, has passed.
+
+    Whether the row is still in `from` is judged once, by the pipeline (core/writes.py),
+    before this is reached; `state` is no longer read.
+    """
     reading = resolve_moment(rule.at, ctx)
     if reading is None or reading.at > now:
         raise RowNotDue(

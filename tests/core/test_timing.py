@@ -375,12 +375,6 @@ def test_no_show_a_second_early_is_not_due() -> None:
     assert refused.value.details == {"reason": "not-due", "at": "2026-10-25T10:00:00+00:00"}
 
 
-def test_a_stay_checked_in_meanwhile_has_left_from() -> None:
-    with pytest.raises(RowNotDue) as refused:
-        judge_due(NO_SHOW, "checked_in", no_show_ctx(), utc(2026, 10, 26))
-    assert refused.value.details == {"reason": "left-from", "state": "checked_in"}
-
-
 def test_a_stay_with_no_moment_is_not_due() -> None:
     ctx = MomentContext(row={"id": 1, "arrive": None}, zone=LONDON)
     with pytest.raises(RowNotDue) as refused:
