@@ -107,7 +107,7 @@ class App(db.Model):  # type: ignore[name-defined,misc]
 
 
 class User(db.Model):  # type: ignore[name-defined,misc]
-    """A person: email, password hash, API token hash, roles per app."""
+    """A person: email, password hash, API token hash, session version, roles per app."""
 
     __tablename__ = "users"
 
@@ -115,6 +115,9 @@ class User(db.Model):  # type: ignore[name-defined,misc]
     email: Mapped[str] = mapped_column(String(254), unique=True)
     password_hash: Mapped[str | None] = mapped_column(String(255))
     token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    # Put in each session at sign-in; raised by sign-out and a new password, which ends
+    # every session that carries an older one.
+    session_version: Mapped[int] = mapped_column(default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
     roles: Mapped[list[UserRole]] = relationship(

@@ -61,16 +61,25 @@ def add_user(
     token = None
     if user is None:
         token = secrets.token_urlsafe(32)
-        user = User(email=email, token_hash=hash_token(token))
+        user = User(email=email, token_hash=hash_token(token), session_version=0)
         session.add(user)
     if password is not None:
         user.password_hash = generate_password_hash(password)
+        # A new password signs out every browser signed in with the old one.
+        user.session_version += 1
     app_id = target.id if target else None
     if not any(r.role == role and r.app_id == app_id for r in user.roles):
         user.roles.append(UserRole(app=target, role=role))
     session.commit()
     log.info("user %s holds %s in %s", user.id, role, target.name if target else "every app")
     return NewUser(user=user, token=token)
+
+
+def end_sessions(session: Session, user: User) -> None:
+    """End every screen session of the user (sign-out): their cookies open nothing more."""
+    user.session_version += 1
+    session.commit()
+    log.info("user %s: sessions ended", user.id)
 
 
 def renew_token(session: Session, email: str) -> str:

@@ -130,7 +130,7 @@ def test_migrations_from_an_empty_database_match_the_models(control_url: str) ->
     engine.dispose()
     assert tables == {"connections", "apps", "users", "user_roles", "alembic_version"}
     assert diff == []
-    assert version == "0001"
+    assert version == "0002"
 
 
 def test_upgrade_at_once_from_three_processes_then_again_is_harmless(

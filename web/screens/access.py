@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 
 USER_KEY = "user_id"
 """Where the session keeps the signed-in user's id."""
+VERSION_KEY = "session_version"
+"""Where the session keeps the user's session version at sign-in (see `start_session`)."""
 
 
 def signed_in_user() -> User | None:
@@ -31,8 +33,22 @@ def signed_in_user() -> User | None:
         return g.screen_user  # type: ignore[no-any-return]
     user_id = session.get(USER_KEY)
     user = db.session.get(User, user_id) if isinstance(user_id, int) else None
+    if user is not None and session.get(VERSION_KEY) != user.session_version:
+        # Signed out (or given a new password) since: this cookie opens nothing.
+        log.info("user %s: session ended earlier, refused", user.id)
+        session.clear()
+        user = None
     g.screen_user = user
     return user
+
+
+def start_session(user: User) -> None:
+    """Sign this browser in as the user, until sign-out or a new password."""
+    session.clear()
+    session[USER_KEY] = user.id
+    session[VERSION_KEY] = user.session_version
+    session.permanent = True
+    g.screen_user = user
 
 
 def require_user() -> User:

@@ -9,8 +9,8 @@ from flask import Blueprint, redirect, render_template, request, session, url_fo
 from werkzeug.wrappers import Response
 
 from services.models import db
-from services.users import user_by_password
-from web.screens.access import USER_KEY, signed_in_user
+from services.users import end_sessions, user_by_password
+from web.screens.access import signed_in_user, start_session
 
 log = logging.getLogger(__name__)
 
@@ -58,15 +58,16 @@ def sign_in() -> Response | tuple[str, int] | str:
             "screens/sign_in.html", next=target or "", error="That email and password do not match."
         )
         return page, 401
-    session.clear()
-    session[USER_KEY] = user.id
-    session.permanent = True
+    start_session(user)
     log.info("user %s signed in", user.id)
     return redirect(_safe_next(target))
 
 
 @bp.post("/signout")
 def sign_out() -> Response:
-    """End the session."""
+    """End the session on the server too: a copy of the cookie opens nothing after it."""
+    user = signed_in_user()
+    if user is not None:
+        end_sessions(db.session, user)
     session.clear()
     return redirect(url_for("auth.sign_in"))
