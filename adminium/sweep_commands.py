@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import click
 import sqlalchemy as sa
 
 from adminium.control_commands import control_plane, parse_now, redis_publisher
+from core.clock import venue_zone
 from core.due import Due, Rule
 from core.pending import Pending, pending_moves
-from core.store import timed_indexes
+from core.store import Store, timed_indexes
 from services.apps import timed_stores
 from services.connections import get_connection
 from services.events import NO_PUBLISHER
@@ -21,13 +24,27 @@ from services.sweeps import sweep
 
 DUE_LIMIT = 1000
 """How many rows `adminium due` lists at most."""
+STILL_DUE_LIMIT = 10_000
+"""How many rows still due `adminium sweep` counts at most after its sweep."""
+
+
+def venue_time(instant: datetime, zone: ZoneInfo) -> str:
+    """An instant as the console prints it: on the venue's clock, with its offset."""
+    return instant.astimezone(zone).isoformat()
 
 
 def _row(due: Due | Pending) -> str:
     """A due row as one line: app.table key, rule, moment on the venue's clock."""
     rule: Rule = due.rule
-    local = due.moment.astimezone(rule.store.zone)
-    return f"{rule.app}.{rule.table} {due.key} rule {rule.number} at {local.isoformat()}"
+    moment = venue_time(due.moment, rule.store.zone)
+    return f"{rule.app}.{rule.table} {due.key} rule {rule.number} at {moment}"
+
+
+def still_due(stores: Sequence[Store], now: datetime) -> str:
+    """How many rows are due at `now` and not set aside: what the next minutes will move."""
+    rows = pending_moves(stores, by=now, now=now, limit=STILL_DUE_LIMIT)
+    count = sum(not row.set_aside for row in rows)
+    return f"{count} or more" if len(rows) >= STILL_DUE_LIMIT else str(count)
 
 
 @click.command("sweep")
@@ -35,7 +52,8 @@ def _row(due: Due | Pending) -> str:
 @click.option("--now", "now_text", default=None, help="Judge the rows at this instant (ISO).")
 @click.option("--dry-run", is_flag=True, help="Move nothing: show what would move.")
 def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
-    """Run one sweep of CONNECTION now, inline; print what it moved, set aside and left."""
+    """Run one sweep of CONNECTION now, inline; print what it moved, set aside, and how many
+    rows are still due (times on the venue's clock)."""
     now = parse_now(now_text) or datetime.now(UTC)
     with control_plane() as session, redis_publisher() as publisher:
         report = sweep(
@@ -45,6 +63,9 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
             dry_run=dry_run,
             publisher=NO_PUBLISHER if dry_run else publisher,
         )
+        # Counted afresh: the report's own `left` holds only the rows this sweep found (at
+        # most 500), not those the cap kept back.
+        left = still_due(timed_stores(get_connection(session, connection)), now)
     if dry_run:
         for due in report.left:
             click.echo(f"would move {_row(due)}")
@@ -58,13 +79,13 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
         for due in report.left:
             click.echo(f"next minute {_row(due)}")
     for due in report.passed_by:
-        until = due.record.until.isoformat() if due.record else ""
+        until = venue_time(due.record.until, due.rule.store.zone) if due.record else ""
         click.echo(f"passed by (set aside until {until}) {_row(due)}")
     record = report.record()
     click.echo(
         f"sweep of {connection}: {record['outcome']}, moved {record['moved']}, "
         f"set aside {record['set_aside']}, conflicts {record['conflicts']}, "
-        f"left {len(report.left)}, {record['took_ms']:.1f} ms"
+        f"still due {left}, {record['took_ms']:.1f} ms"
         + (" (dry run)" if dry_run else "")
         + (f": {report.error}" if report.error else "")
     )
@@ -80,13 +101,15 @@ def due_command(connection: str, at_text: str | None, as_json: bool) -> None:
     """The pending timed moves of CONNECTION: row, rule, moment, set aside or not."""
     at = parse_now(at_text) or datetime.now(UTC)
     with control_plane() as session:
-        stores = timed_stores(get_connection(session, connection))
+        found = get_connection(session, connection)
+        zone = venue_zone(found.zone)
+        stores = timed_stores(found)
         rows = pending_moves(stores, by=at, now=at, limit=DUE_LIMIT)
     if as_json:
         click.echo(json.dumps([_due_json(d) for d in rows], indent=2))
         return
     if not rows:
-        click.echo(f"nothing due on {connection} by {at.isoformat()}")
+        click.echo(f"nothing due on {connection} by {venue_time(at, zone)}")
     for due_row in rows:
         aside = _aside(due_row)
         click.echo(_row(due_row) + (f" set aside until {aside}" if aside else ""))
@@ -94,7 +117,9 @@ def due_command(connection: str, at_text: str | None, as_json: bool) -> None:
 
 def _aside(due: Pending) -> str | None:
     """Until when a row is set aside, if it is (and not re-dated since)."""
-    return due.record.until.isoformat() if due.set_aside and due.record else None
+    if not due.set_aside or due.record is None:
+        return None
+    return venue_time(due.record.until, due.rule.store.zone)
 
 
 def _due_json(due: Pending) -> dict[str, Any]:
@@ -106,7 +131,7 @@ def _due_json(due: Pending) -> dict[str, Any]:
         "rule": rule.number,
         "from": rule.timed.from_,
         "to": rule.timed.to,
-        "moment": due.moment.astimezone(rule.store.zone).isoformat(),
+        "moment": venue_time(due.moment, rule.store.zone),
         "set_aside_until": _aside(due),
         "code": due.record.code if due.record else None,
     }

@@ -56,8 +56,11 @@ def check_url(url: str) -> str:
     return url
 
 
-def add_connection(session: Session, name: str, url: str, zone: str | None = None) -> Connection:
-    """Add a connection to a venue's database, in the venue's zone (None = UTC)."""
+def add_connection(
+    session: Session, name: str, url: str, zone: str | None = None, *, force: bool = False
+) -> Connection:
+    """Add a connection to a venue's database, in the venue's zone (None = UTC); a database
+    another connection already uses is refused unless `force`."""
     if not CONNECTION_NAME.match(name):
         raise InvalidValue(
             f"{name!r} is no connection name: use lower-case letters, digits, - and _",
@@ -66,10 +69,41 @@ def add_connection(session: Session, name: str, url: str, zone: str | None = Non
     connection = Connection(name=name, url=check_url(url), zone=check_zone(zone), paused=False)
     if session.scalar(select(Connection.id).where(Connection.name == name)) is not None:
         raise AlreadyExists(f"a connection named {name!r} is already there", {"name": name})
+    sharing = [c.name for c in list_connections(session) if same_database(c.url, url)]
+    if sharing and not force:
+        raise AlreadyExists(
+            f"connection {sharing[0]!r} already uses this database: two connections on one "
+            "database sweep the same rows under separate fences; add it anyway with --force",
+            {"name": name, "database_of": sharing},
+        )
     session.add(connection)
     session.commit()
+    if sharing:
+        log.warning("connection %s added on the database of %s", name, ", ".join(sharing))
     log.info("connection %s added: %s, zone %s", name, connection.safe_url, connection.zone_name)
     return connection
+
+
+#: Host names that all mean this machine.
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def database_of(url: str) -> tuple[str, int, str]:
+    """Which database a URL reaches: (host or socket folder, port, database name), with
+    libpq's defaults (port 5432, the database named as the user) filled in."""
+    parsed = parse_url(url)
+    host = (parsed.host or str(parsed.query.get("host") or "")).lower().rstrip("/")
+    host = "localhost" if host in LOCAL_HOSTS else host
+    port = parsed.port or int(str(parsed.query.get("port") or 5432))
+    return host, port, parsed.database or parsed.username or ""
+
+
+def same_database(url: str, other: str) -> bool:
+    """Whether two URLs reach the same database, however each is written."""
+    try:
+        return database_of(url) == database_of(other)
+    except (psycopg.ProgrammingError, ValueError):
+        return False
 
 
 def list_connections(session: Session) -> list[Connection]:

@@ -20,18 +20,9 @@ from services.connections import add_connection
 from services.models import db
 from services.storage import engine_for
 from services.users import add_user
-from tests.integration.api_fixtures import (
-    Site,
-    api_manifest,
-    fresh_site,
-    rows_path,
-    shared_site,
-    site,
-)
+from tests.integration.api_fixtures import Site, api_manifest, rows_path
 from tests.integration.pipeline_fixtures import at
 from tests.integration.test_api_rows import new_order, refusal
-
-__all__ = ["fresh_site", "shared_site", "site"]  # fixtures
 
 pytestmark = pytest.mark.integration
 
@@ -238,7 +229,7 @@ def limited(fresh_site: Site) -> Iterator[str]:
     info.update(user=role)
     info.pop("password", None)
     with site.app.app_context():
-        add_connection(db.session, "limited", psycopg.conninfo.make_conninfo(**info))
+        add_connection(db.session, "limited", psycopg.conninfo.make_conninfo(**info), force=True)
         add_app(db.session, "limited", api_manifest())
         add_user(db.session, "staff@venue.test", "staff", "limited/venue")
     try:

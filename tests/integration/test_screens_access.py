@@ -13,17 +13,9 @@ from services.connections import add_connection
 from services.models import db
 from tests.integration.api_fixtures import Site, api_manifest
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import (
-    PASSWORD,
-    add_order,
-    csrf_of,
-    screens_site,
-    signed_in,
-)
+from tests.integration.screens_fixtures import PASSWORD, add_order, csrf_of
 
 pytestmark = pytest.mark.integration
-__all__ = ["screens_site", "signed_in"]
-
 APP_SCREENS = [
     "/apps/venue/venue/orders",
     "/apps/venue/venue/orders/columns",
@@ -76,7 +68,7 @@ def test_connection_screens_of_a_connection_with_no_app_of_yours_are_403(
     screens_site: Site, signed_in: Callable[[str], FlaskClient]
 ) -> None:
     with screens_site.app.app_context():
-        add_connection(db.session, "elsewhere", screens_site.venue_url, None)
+        add_connection(db.session, "elsewhere", screens_site.venue_url, None, force=True)
     answer = signed_in("manager").get("/connections/elsewhere/pending")
     assert answer.status_code == 403
 
