@@ -50,7 +50,8 @@ def add_sample(store: Store, sample: SampleFile, *, now: datetime) -> list[Sampl
             f"the sample belongs to app {sample.app!r}, not {app.name!r}", {"app": sample.app}
         )
     actor = sample_actor(app)
-    read_tables = (store.moment_tables() | {"settings"}) & set(app.tables)
+    settings = {app.settings_table} if app.settings_table else set()
+    read_tables = (store.moment_tables() | settings) & set(app.tables)
     labels: dict[str, Any] = {}
     added: list[SampleRow] = []
     tables: dict[str, list[Row]] | None = None

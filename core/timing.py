@@ -213,11 +213,11 @@ def judge_late(rule: Late, ctx: MomentContext, now: datetime, actor: Actor) -> L
     return verdict
 
 
-def judge_due(rule: Timed, state: str | None, ctx: MomentContext, now: datetime) -> None:
+def judge_due(rule: Timed, ctx: MomentContext, now: datetime) -> None:
     """A timed move's row, as held: its moment, read again, has passed.
 
     Whether the row is still in `from` is judged once, by the pipeline (core/writes.py),
-    before this is reached; `state` is no longer read.
+    before this is reached.
     """
     reading = resolve_moment(rule.at, ctx)
     if reading is None or reading.at > now:

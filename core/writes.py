@@ -330,7 +330,7 @@ def _judge_time(
     linked = store.linked_rows(conn, req.table, row, reads.vias) if reads.vias else {}
     ctx = MomentContext(row=row, zone=store.zone, linked=linked, tables=tables)
     if req.timed is not None:
-        judge_due(req.timed, state_from, ctx, req.now)
+        judge_due(req.timed, ctx, req.now)
     if requires is not None:
         judge_requires(requires, ctx, req.now, req.actor)
     verdict = judge_late(late, ctx, req.now, req.actor) if late is not None else LateVerdict(False)

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from core.clock import WEEKDAYS as WEEKDAYS  # the check's rules read it here (moment_rules)
 from core.manifest.model import App, Column, MoveSpec, Table
 from core.manifest.refusal import listing, shown
 

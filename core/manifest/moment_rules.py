@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from core.clock import WEEKDAYS
 from core.manifest.lookup import (
     MOMENT_TYPES,
     WALL_TIME_LENGTH,
-    WEEKDAYS,
     WHOLE_NUMBER_TYPES,
     Lookup,
 )

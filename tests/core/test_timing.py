@@ -366,17 +366,17 @@ def no_show_ctx() -> MomentContext:
 
 
 def test_no_show_is_due_at_ten_the_next_morning_after_the_clocks_go_back() -> None:
-    judge_due(NO_SHOW, "booked", no_show_ctx(), utc(2026, 10, 25, 10))
+    judge_due(NO_SHOW, no_show_ctx(), utc(2026, 10, 25, 10))
 
 
 def test_no_show_a_second_early_is_not_due() -> None:
     with pytest.raises(RowNotDue) as refused:
-        judge_due(NO_SHOW, "booked", no_show_ctx(), utc(2026, 10, 25, 9, 59, 59))
+        judge_due(NO_SHOW, no_show_ctx(), utc(2026, 10, 25, 9, 59, 59))
     assert refused.value.details == {"reason": "not-due", "at": "2026-10-25T10:00:00+00:00"}
 
 
 def test_a_stay_with_no_moment_is_not_due() -> None:
     ctx = MomentContext(row={"id": 1, "arrive": None}, zone=LONDON)
     with pytest.raises(RowNotDue) as refused:
-        judge_due(NO_SHOW, "booked", ctx, utc(2026, 10, 26))
+        judge_due(NO_SHOW, ctx, utc(2026, 10, 26))
     assert refused.value.details == {"reason": "not-due", "at": None}
