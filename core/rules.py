@@ -16,6 +16,7 @@ from core.errors import (
     StateMoveForbidden,
     StateMoveNotListed,
     UndoRefused,
+    echo,
 )
 from core.manifest.model import MoveSpec, Table, ValueWatch
 from core.moments import Tables, apply_shift
@@ -58,7 +59,9 @@ def writer_values(
         column = columns.get(name)
         reason = owned.get(name)
         if column is None and reason != "state":
-            raise ColumnReadOnly(f"{name!r} is no column of this table", _why(name, "unknown"))
+            raise ColumnReadOnly(
+                f"{echo(name)!r} is no column of this table", _why(name, "unknown")
+            )
         if reason == "flag":
             # The flag belongs to Adminium: a value sent for it is dropped; the late rule sets it.
             continue
@@ -73,7 +76,7 @@ def writer_values(
 
 
 def _why(column: str, reason: str | None) -> dict[str, Any]:
-    return {"column": column, "reason": reason}
+    return {"column": echo(column), "reason": reason}
 
 
 def _holds(watch: ValueWatch, row: Row | None) -> bool:
@@ -171,7 +174,7 @@ def judge_move(
 ) -> MoveSpec:
     """The listed move from the row's state; undo only by a person naming what they saw; roles."""
     states = spec.states
-    details = {"from": state_from, "to": move_to}
+    details = {"from": state_from, "to": None if move_to is None else echo(move_to)}
     if states is None or state_from is None:
         raise StateMoveNotListed("this table keeps no states", details)
     found = next(
@@ -183,10 +186,10 @@ def judge_move(
         None,
     )
     if found is None:
-        raise StateMoveNotListed(f"no move from {state_from!r} to {move_to!r}", details)
+        raise StateMoveNotListed(f"no move from {state_from!r} to {details['to']!r}", details)
     if seen_state is not None and seen_state != state_from:
         raise StateChanged(
-            "the row has moved since it was seen", {"seen": seen_state, "state": state_from}
+            "the row has moved since it was seen", {"seen": echo(seen_state), "state": state_from}
         )
     if found.undo and (actor.kind is not ActorKind.person or seen_state is None):
         reason = "person-only" if actor.kind is not ActorKind.person else "seen-state-needed"

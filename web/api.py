@@ -16,24 +16,31 @@ import sqlalchemy as sa
 from flask import Blueprint, Response, jsonify, request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
 
 from core.actors import Actor
-from core.errors import ValueRefused
+from core.errors import ValueRefused, echo
 from core.manifest.model import Table
 from core.store import Store
+from core.values import text_fault
 from core.writes import WriteResult
 from services.apps import app_store
 from services.models import App, Connection, db
 from services.writes import write_by_person
 from web.auth import require_user, roles_in
 from web.context import clock, lookup_app, publisher
-from web.errors import InvalidRequest, NotFound
+from web.errors import InvalidRequest, NotFound, database_gone
 
 log = logging.getLogger(__name__)
 
 bp = Blueprint("api", __name__, url_prefix="/api")
+bp.register_error_handler(DBAPIError, database_gone)
 
 INT_RANGE = (-(2**31), 2**31 - 1)
+TIME_TEXT = {
+    "timestamptz": "takes an ISO 8601 time with its offset",
+    "date": "takes a date YYYY-MM-DD",
+}
 PAGE_SIZE = 50
 PAGE_MAX = 500
 
@@ -62,24 +69,18 @@ def _refuse(column: str, message: str) -> ValueRefused:
 
 
 def _value_in(spec_type: str, column: str, value: Any) -> Any:
-    """One JSON value as the column's Python type; refused when it cannot be that type."""
+    """One JSON value in the JSON type its column takes; refused when it is another.
+
+    Only the JSON shape is judged here: what no column holds (NUL, half a character,
+    NaN, a time out of range or without its offset, text that is no time or date) is the
+    pipeline's one rule, `core.values.checked_value`, which reads times and dates too.
+    """
     if value is None:
         return None
-    if spec_type == "timestamptz":
-        try:
-            parsed = datetime.fromisoformat(value) if isinstance(value, str) else None
-        except ValueError:
-            parsed = None
-        if parsed is None or parsed.utcoffset() is None:
-            raise _refuse(column, "takes an ISO 8601 time with its offset")
-        if not 1 < parsed.year < 9999:
-            raise _refuse(column, "takes a time between the years 2 and 9998")
-        return parsed
-    if spec_type == "date":
-        try:
-            return date.fromisoformat(value)
-        except (TypeError, ValueError):
-            raise _refuse(column, "takes a date YYYY-MM-DD") from None
+    if spec_type in ("timestamptz", "date"):
+        if not isinstance(value, str):
+            raise _refuse(column, TIME_TEXT[spec_type])
+        return value
     if spec_type in ("integer", "serial"):
         if isinstance(value, bool) or not isinstance(value, int):
             raise _refuse(column, "takes a whole number")
@@ -94,7 +95,7 @@ def _value_in(spec_type: str, column: str, value: Any) -> Any:
         if not isinstance(value, bool):
             raise _refuse(column, "takes true or false")
         return value
-    if not isinstance(value, str) or "\x00" in value:
+    if not isinstance(value, str):
         raise _refuse(column, "takes text")
     return value
 
@@ -120,7 +121,7 @@ def parse_key(spec: Table, raw: str) -> Any:
     if column.type == "numeric":
         return _numeric_key(raw)
     if column.type in ("text", "enum"):
-        return raw if "\x00" not in raw else None
+        return raw if text_fault(raw) is None else None
     return None
 
 
@@ -134,7 +135,11 @@ def _numeric_key(raw: str) -> Decimal | None:
 
 def body_of(model: type[BaseModel]) -> Any:
     """The request's JSON body read into a pydantic model, or INVALID_REQUEST."""
-    data = request.get_json(silent=True)
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:
+        # Python's JSON reader gives up on nesting deeper than its recursion limit.
+        raise InvalidRequest("the body nests too deep", {"errors": []}) from None
     if not isinstance(data, dict):
         raise InvalidRequest("send a JSON object", {"errors": []})
     try:
@@ -189,18 +194,18 @@ def _staff_table(connection: str, app_name: str, table: str) -> tuple[Store, Tab
     user = require_user()
     app = lookup_app(connection, app_name)
     if app is None:
-        raise NotFound(f"no app {connection}/{app_name}", {"connection": connection})
+        raise NotFound(f"no app {echo(connection)}/{echo(app_name)}", {"connection": connection})
     roles = roles_in(user, app)
     store = app_store(app)
     if table not in store.app.tables:
-        raise NotFound(f"the app has no table {table!r}", {"table": table})
+        raise NotFound(f"the app has no table {echo(table)!r}", {"table": table})
     return store, store.spec(table), Actor.person(user.email, roles)
 
 
 def _row_key(spec: Table, table: str, key: str) -> Any:
     parsed = parse_key(spec, key)
     if parsed is None:
-        raise NotFound(f"no row {key!r} in {table}", {"table": table, "key": key})
+        raise NotFound(f"no row {echo(key)!r} in {table}", {"table": table, "key": key})
     return parsed
 
 
@@ -257,7 +262,7 @@ def read_row(connection: str, app: str, table: str, key: str) -> Response:
     with store.engine.connect() as conn:
         row = store.read_row(conn, table, parsed)
     if row is None:
-        raise NotFound(f"no row {key!r} in {table}", {"table": table, "key": key})
+        raise NotFound(f"no row {echo(key)!r} in {table}", {"table": table, "key": key})
     return jsonify({"key": jsonable(row[spec.key]), "row": row_json(row)})
 
 

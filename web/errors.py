@@ -1,7 +1,9 @@
 """The one table from an error's code to its HTTP status, and the JSON the APIs answer with.
 
 Staff answers are `{"error": {"code", "message", "details"}}`; guest answers carry
-`params` instead of `details`, and name only what the spec lets a guest know.
+`params` instead of `details`, and name only what the spec lets a guest know: a guest's
+message is the code's own sentence (or a time refusal's), never the refusal's words,
+which may hold a column, a constraint or the database's own text.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ import logging
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
 
-from core.errors import AdminiumError, PublicError
+from core.errors import AdminiumError, PublicError, echo
+from services.errors import DatabaseRefused, first_line
 
 log = logging.getLogger(__name__)
 
@@ -68,14 +72,40 @@ STATUSES: dict[str, int] = {
     "FORBIDDEN": 403,
     "INVALID_REQUEST": 400,
     "METHOD_NOT_ALLOWED": 405,
+    "REQUEST_TOO_LARGE": 413,
+    "DATABASE_REFUSED": 502,
     "SERVER_ERROR": 500,
+    # The control plane's and sample data's (the console prints them; their status is here).
+    "CONTROL_PLANE_REFUSED": 400,
+    "ALREADY_EXISTS": 409,
+    "INVALID_VALUE": 400,
+    "MANIFEST_REFUSED": 400,
+    "SAMPLE_REFUSED": 422,
 }
-"""Every code an API answers with, and its status: the one table (docs/errors.md lists it)."""
+"""Every code Adminium answers with, and its status: the one table (docs/errors.md lists it)."""
 
 PUBLIC_NOT_FOUND: dict[str, Any] = {
     "error": {"code": "NOT_FOUND", "message": "Nothing here.", "params": {}}
 }
 """The guest's 404: the same body for an unknown code, a renewed one, or no such table."""
+
+PUBLIC_MESSAGES: dict[str, str] = {
+    "STATE_MOVE_NOT_LISTED": "This move is not open from here.",
+    "STATE_MOVE_FORBIDDEN": "This move is not open to the public.",
+    "STATE_MOVE_REFUSED": "This move is not open now.",
+    "STATE_UNDO_REFUSED": "This move is not open to the public.",
+    "WRITE_CONFLICT": "Someone else is changing this now; try again.",
+    "ROW_LOCKED": "This can no longer change.",
+    "COLUMN_READ_ONLY": "A guest sends only the fields shown.",
+    "COLUMN_NOT_WRITABLE": "This cannot be changed here.",
+    "VALUE_REFUSED": "A value was refused.",
+    "INVALID_REQUEST": "The request is not in the documented shape.",
+    "METHOD_NOT_ALLOWED": "This address takes another method.",
+    "REQUEST_TOO_LARGE": "The request is too large.",
+    "DATABASE_REFUSED": "This cannot be answered now; try again later.",
+    "SERVER_ERROR": "Something went wrong on our side.",
+}
+"""What a guest is told for each code besides the time refusals' own sentences."""
 
 
 def status_of(error: AdminiumError) -> int:
@@ -83,17 +113,36 @@ def status_of(error: AdminiumError) -> int:
     return STATUSES.get(error.code, error.status)
 
 
+def _cut(value: Any) -> Any:
+    """Every text inside a refusal's details cut as an echo is (see core.errors.echo)."""
+    if isinstance(value, str):
+        return echo(value)
+    if isinstance(value, dict):
+        return {echo(k): _cut(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cut(v) for v in value]
+    return value
+
+
 def staff_body(error: AdminiumError) -> dict[str, Any]:
-    """A refusal as the REST API answers it."""
-    return {"error": {"code": error.code, "message": error.message, "details": error.details}}
+    """A refusal as the REST API answers it; no text of its details runs past an echo."""
+    details = _cut(error.details)
+    return {"error": {"code": error.code, "message": error.message, "details": details}}
+
+
+def guest_error(code: str, message: str | None = None, params: Any = None) -> dict[str, Any]:
+    """A refusal as a guest is told it: the code, our own sentence, `params` or none."""
+    sentence = message or PUBLIC_MESSAGES.get(code, "The request was refused.")
+    return {"error": {"code": code, "message": sentence, "params": params or {}}}
 
 
 def public_body(error: AdminiumError) -> dict[str, Any]:
     """A refusal as the public API answers it: `params` only where the spec names them."""
     if error.code == "NOT_FOUND":
         return PUBLIC_NOT_FOUND
-    params = error.params if isinstance(error, PublicError) else {}
-    return {"error": {"code": error.code, "message": error.message, "params": params}}
+    if isinstance(error, PublicError):
+        return guest_error(error.code, error.message, error.params)
+    return guest_error(error.code)
 
 
 def _is_public() -> bool:
@@ -106,19 +155,29 @@ def answer_error(error: AdminiumError) -> tuple[Response, int]:
     return jsonify(body), status_of(error)
 
 
+HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "REQUEST_TOO_LARGE"}
+"""Werkzeug's own errors by status, as the APIs' codes (any other 4xx: INVALID_REQUEST)."""
+
+
+def database_gone(error: DBAPIError) -> tuple[Response, int]:
+    """A venue's (or Adminium's own) database that did not answer, as DATABASE_REFUSED."""
+    log.warning("%s %s: database error %s", request.method, request.path, first_line(error))
+    gone = isinstance(error, OperationalError | InterfaceError)
+    what = "did not answer" if gone else "refused the request"
+    return answer_error(DatabaseRefused(f"the database {what}: {first_line(error)}"))
+
+
 def _answer_http(error: HTTPException) -> tuple[Response, int] | HTTPException:
     """Werkzeug's own errors (no route, wrong method, bad JSON) as JSON under /api and /public."""
     if not (_is_public() or request.path.startswith("/api/")):
         return error
     status = error.code or 500
-    code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(status, "INVALID_REQUEST")
+    code = HTTP_CODES.get(status, "INVALID_REQUEST")
     if status >= 500:
         code = "SERVER_ERROR"
     message = error.description or error.name
     if _is_public():
-        body: dict[str, Any] = {"error": {"code": code, "message": message, "params": {}}}
-        if status == 404:
-            body = PUBLIC_NOT_FOUND
+        body = PUBLIC_NOT_FOUND if status == 404 else guest_error(code)
     else:
         body = {"error": {"code": code, "message": message, "details": {}}}
     response = jsonify(body)

@@ -123,7 +123,8 @@ SCHEMAS: dict[str, Any] = {
             "moves": {
                 "type": "array",
                 "items": {"type": "string"},
-                "description": "The moves open to the public from the row's state.",
+                "description": "The moves open to the guest now: listed from the row's "
+                "state for `public`, inside their time, not turned away by a late rule.",
             },
         },
     },
@@ -170,7 +171,9 @@ _WHEN = {
     405: "The path takes other methods (METHOD_NOT_ALLOWED).",
     409: "A move refused: not listed, outside its time, too late, locked, or a "
     "conflicting writer. See docs/errors.md.",
+    413: "The body is over 1 MiB (REQUEST_TOO_LARGE).",
     422: "A value refused: its type, a constraint, or a column only Adminium writes.",
+    502: "The database did not answer, or refused the request (DATABASE_REFUSED).",
 }
 
 
@@ -197,7 +200,7 @@ def _answers(ok: int, schema: str, errors: list[int], error: str = "Error") -> d
     ref = {"$ref": f"#/components/schemas/{schema}"}
     done = {"description": "Done.", "content": {JSON: {"schema": ref}}}
     answers: dict[str, Any] = {str(ok): done}
-    for status in [*errors, 405]:
+    for status in [*errors, 405, 413, 502]:
         answers[str(status)] = {
             "description": _WHEN[status],
             "content": {JSON: {"schema": {"$ref": f"#/components/schemas/{error}"}}},

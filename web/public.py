@@ -1,8 +1,10 @@
 """The public API under /public: a guest reaches one row by its link code, and nothing else.
 
 A guest reads the row's public fields (columns marked `public: true`) and makes the moves
-open to the public (moves whose `roles` list `public`), as `Actor.public()`. An unknown
-code and a renewed one get the same 404, which says nothing more.
+open to the public (moves whose `roles` list `public`), as `Actor.public()`. The moves a
+guest is shown are those open now, judged as the write would judge them
+(`core.open_moves`). An unknown code and a renewed one get the same 404, which says
+nothing more.
 """
 
 from __future__ import annotations
@@ -12,19 +14,24 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify
 from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.exc import DBAPIError
 
+from core.actors import Actor
 from core.errors import ColumnReadOnly
 from core.manifest.model import Table
+from core.open_moves import moves_open
 from core.store import Row, Store
+from core.values import text_fault
 from services.apps import app_store
 from services.writes import write_by_guest
 from web.api import body_of, row_json, values_in
 from web.context import clock, lookup_app, publisher
-from web.errors import NotFound
+from web.errors import NotFound, database_gone
 
 log = logging.getLogger(__name__)
 
 bp = Blueprint("public", __name__, url_prefix="/public")
+bp.register_error_handler(DBAPIError, database_gone)
 
 ROW = "/<connection>/<app>/<table>/<code>"
 
@@ -43,20 +50,12 @@ def public_columns(spec: Table) -> set[str]:
     return {c.ref for c in spec.columns if c.public}
 
 
-def public_moves(spec: Table, row: Row) -> list[str]:
-    """The moves open to the public from the row's state."""
-    if spec.states is None:
-        return []
-    listed = spec.states.moves.get(row.get(spec.states.column) or "", [])
-    return [m.to for m in listed if not isinstance(m, str) and "public" in (m.roles or ())]
-
-
 def _find(connection: str, app_name: str, table: str, code: str) -> tuple[Store, Table, Row, str]:
     """The row this link code opens now; NOT_FOUND, saying nothing more, otherwise."""
     app = lookup_app(connection, app_name)
     store = app_store(app) if app is not None else None
     spec = store.app.tables.get(table) if store is not None else None
-    if store is None or spec is None or "\x00" in code:
+    if store is None or spec is None or text_fault(code) is not None:
         raise NotFound("nothing here")
     for column in spec.columns:
         rule = column.rules.code if column.rules is not None else None
@@ -68,15 +67,17 @@ def _find(connection: str, app_name: str, table: str, code: str) -> tuple[Store,
     raise NotFound("nothing here")
 
 
-def _answer(spec: Table, row: Row) -> Response:
-    return jsonify({"row": row_json(row, public_columns(spec)), "moves": public_moves(spec, row)})
+def _answer(store: Store, table: str, row: Row) -> Response:
+    """The row's public fields and the moves a guest could make now."""
+    moves = moves_open(store, table, row, Actor.public(), clock())
+    return jsonify({"row": row_json(row, public_columns(store.spec(table))), "moves": moves})
 
 
 @bp.get(ROW)
 def read_row(connection: str, app: str, table: str, code: str) -> Response:
     """The row's public fields and the moves open to the guest now."""
-    _, spec, row, _ = _find(connection, app, table, code)
-    return _answer(spec, row)
+    store, _, row, _ = _find(connection, app, table, code)
+    return _answer(store, table, row)
 
 
 @bp.post(ROW + "/moves")
@@ -99,4 +100,4 @@ def move_row(connection: str, app: str, table: str, code: str) -> Response:
         clock=clock,
         publisher=publisher(),
     )
-    return _answer(spec, result.row)
+    return _answer(store, table, result.row)

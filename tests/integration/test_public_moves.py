@@ -13,11 +13,9 @@ from typing import Any, NamedTuple
 import pytest
 from werkzeug.test import TestResponse
 
-from tests.integration.api_fixtures import Site, rows_path, shared_site, site
+from tests.integration.api_fixtures import Site, rows_path
 from tests.integration.pipeline_fixtures import at
 from web.errors import PUBLIC_NOT_FOUND
-
-__all__ = ["shared_site", "site"]  # fixtures
 
 pytestmark = pytest.mark.integration
 
@@ -65,6 +63,7 @@ def instants(params: dict[str, str]) -> dict[str, datetime]:
 
 def test_a_guest_reads_only_the_public_fields(site: Site) -> None:
     made = ticket(site, at("2026-07-10 09:00"), pending_email="friend@example.test")
+    site.clock.now = at("2026-07-10 10:00")  # `returned` opens an hour after sale_from
     answer = site.client.get(f"/public/venue/venue/tickets/{made.code}")
     assert answer.status_code == 200
     assert answer.json == {

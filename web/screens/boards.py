@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import render_template, request
 
+from core.errors import echo
 from core.pending import keys_set_aside, set_aside_rows
 from services.apps import app_store
 from services.models import App
@@ -19,7 +20,7 @@ def board_table(app: App, table: str) -> None:
     """Refuse a table the app lacks, or one that keeps no states."""
     spec = app.model.tables.get(table)
     if spec is None or spec.states is None:
-        raise NotFound(f"no board {table!r} in app {app.name!r}", {"table": table})
+        raise NotFound(f"no board {echo(table)!r} in app {app.name!r}", {"table": echo(table)})
 
 
 def _board_context(connection: str, name: str, table: str) -> dict[str, object]:

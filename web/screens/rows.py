@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import render_template, request
 
-from core.errors import AdminiumError
+from core.errors import AdminiumError, echo
 from core.pending import set_aside_rows
 from core.store import Store
 from services.apps import app_store
@@ -25,10 +25,10 @@ bp = screen_blueprint("rows", __name__)
 def row_key(store: Store, table: str, raw: str) -> Any:
     """A key from the URL as its column's type; 404 when no row could have it."""
     if table not in store.app.tables:
-        raise NotFound(f"no table {table!r}", {"table": table})
+        raise NotFound(f"no table {echo(table)!r}", {"table": echo(table)})
     key = parse_key(store.spec(table), raw)
     if key is None:
-        raise NotFound(f"no row {raw!r} in {table}", {"table": table, "key": raw})
+        raise NotFound(f"no row {echo(raw)!r} in {table}", {"table": table, "key": echo(raw)})
     return key
 
 
@@ -40,7 +40,7 @@ def row_context(
     key = row_key(store, table, raw)
     view = read_row_view(store, table, key, roles)
     if view is None:
-        raise NotFound(f"no row {raw!r} in {table}", {"table": table, "key": raw})
+        raise NotFound(f"no row {echo(raw)!r} in {table}", {"table": table, "key": echo(raw)})
     spec = store.spec(table)
     now = clock()
     return {

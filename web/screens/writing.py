@@ -7,7 +7,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from core.actors import Actor
-from core.errors import ValueRefused
+from core.errors import ValueRefused, echo
 from core.manifest.model import Column
 from core.store import Store
 from core.writes import WriteResult
@@ -36,7 +36,7 @@ def form_value(column: Column, raw: str, store: Store) -> Any:
             return text.lower() in ("1", "true", "yes", "on")
     except (ValueError, InvalidOperation):
         raise ValueRefused(
-            f"{column.ref!r} does not read {text!r} as {column.type}",
+            f"{column.ref!r} does not read {echo(text)!r} as {column.type}",
             {"column": column.ref, "reason": "type"},
         ) from None
     return text
@@ -47,7 +47,9 @@ def edit(store: Store, table: str, key: Any, actor: Actor, column: str, raw: str
     spec = store.spec(table)
     found = next((c for c in spec.columns if c.ref == column), None)
     if found is None:
-        raise ValueRefused(f"no column {column!r}", {"column": column, "reason": "unknown"})
+        raise ValueRefused(
+            f"no column {echo(column)!r}", {"column": echo(column), "reason": "unknown"}
+        )
     value = form_value(found, raw, store)
     return write_by_person(
         store,
