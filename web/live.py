@@ -5,7 +5,9 @@ connection's row events on Redis and, for each open screen that shows the change
 renders the screen's own partials as out-of-band swaps and queues them to its socket.
 Pub/sub keeps nothing while a screen is away, so each screen refetches its state when its
 socket (re)opens. When Redis fails, every socket is closed with 1011, a code the ws
-extension reconnects on.
+extension reconnects on; a handshake is refused (503, which the extension retries) until
+the hub has subscribed again, so a screen opens, says "live" and refetches only when no
+change can slip by unpushed. A handshake must come from a page of this host (Origin).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import redis
 from flask import Blueprint, Flask, abort, current_app, g, request
@@ -117,15 +120,15 @@ class Hub:
         self.subscribed = threading.Event()
         self.stopping = threading.Event()
 
-    def start(self, wait: float = 2.0) -> None:
-        """Listen to Redis from the first socket on; wait until the subscription holds."""
+    def start(self, wait: float = 2.0) -> bool:
+        """Listen to Redis from the first socket on; whether the subscription holds."""
         if not self.app.config.get("REDIS_URL"):
-            return
+            return True
         with self.lock:
             if self.thread is None or not self.thread.is_alive():
                 self.thread = threading.Thread(target=self.listen, name="live-hub", daemon=True)
                 self.thread.start()
-        self.subscribed.wait(wait)
+        return self.subscribed.wait(wait)
 
     def register(self, screen: Screen) -> tuple[int, queue.Queue[object]]:
         """Add an open socket."""
@@ -148,6 +151,8 @@ class Hub:
                 self._listen_once()
                 return
             except redis.RedisError as error:
+                if self.subscribed.is_set():
+                    failures = 0  # it had held: Redis is likely back soon
                 self.subscribed.clear()
                 if self.stopping.is_set():
                     return
@@ -160,13 +165,19 @@ class Hub:
 
     def _listen_once(self) -> None:
         client = redis.Redis.from_url(self.app.config["REDIS_URL"])
-        pubsub = client.pubsub(ignore_subscribe_messages=True)
+        pubsub = client.pubsub()
         pubsub.psubscribe(f"{CHANNEL_PREFIX}*")
         try:
             while not self.stopping.is_set():
                 message = pubsub.get_message(timeout=1.0)
-                self.subscribed.set()
-                if message is not None and message.get("type") == "pmessage":
+                if message is None:
+                    continue
+                if message["type"] == "psubscribe":
+                    # Redis confirmed the subscription: from here on no event is missed,
+                    # so sockets may open (and their screens refetch).
+                    self.subscribed.set()
+                    log.info("live events: subscribed to %s*", CHANNEL_PREFIX)
+                elif message["type"] == "pmessage":
                     self.deliver(message["data"])
         finally:
             pubsub.close()
@@ -269,9 +280,33 @@ def _refuse_signed_out() -> tuple[str, int] | None:
     if signed_in_user() is None:
         log.info("live socket refused: not signed in")
         return "sign in first", 403
+    if not same_origin(request.headers.get("Origin")):
+        log.warning(
+            "live socket refused: Origin %r is not %s", request.headers["Origin"], request.host
+        )
+        return "this socket is for this site's own pages", 403
     g.live_screen = _screen()
-    hub().start()
+    if not hub().start():
+        # Opened now, the screen would say "live" and refetch while no change can reach
+        # it. Refused, the ws extension tries again (1006) until the hub has subscribed.
+        log.info("live socket refused: not subscribed to Redis")
+        return "live events are not available yet; retrying", 503
     return None
+
+
+def same_origin(origin: str | None) -> bool:
+    """Whether a handshake comes from a page of this host (browsers always send Origin).
+
+    A client that sends no Origin is no browser, and so no page of another site that
+    rides on the user's cookie: it may open the socket as the API may be called.
+    """
+    if origin is None:
+        return True
+    try:
+        host = urlsplit(origin).netloc
+    except ValueError:
+        return False
+    return bool(host) and host.lower() == request.host.lower()
 
 
 def _refusal(error: AdminiumError) -> tuple[str, int]:

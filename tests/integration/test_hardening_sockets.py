@@ -1,0 +1,107 @@
+"""The live socket: only pages of this site may open it (Origin), and it opens only while
+the web process is subscribed to Redis, so its refetch on open misses no change."""
+
+from __future__ import annotations
+
+import http.client
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from werkzeug.serving import make_server
+
+from services.models import db
+from tests.integration.api_fixtures import Site
+from tests.integration.screens_fixtures import sign_in
+from web import create_app
+
+pytestmark = pytest.mark.integration
+
+SOCKET = "/live?screen=connections"
+
+
+def serve(app: Flask) -> Iterator[str]:
+    """An app served by a real threaded server (websockets need one): host:port."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def base_url(screens_site: Site) -> Iterator[str]:
+    """The venue site, served."""
+    yield from serve(screens_site.app)
+
+
+def cookie_of(client: FlaskClient) -> str:
+    """The session cookie header of a signed-in test client."""
+    cookie = client.get_cookie("session")
+    assert cookie is not None
+    return f"session={cookie.value}"
+
+
+def handshake(host: str, cookie: str, origin: str | None) -> int:
+    """A browser's opening handshake sent by hand; the status it gets (101: opened)."""
+    name, port = host.split(":")
+    conn = http.client.HTTPConnection(name, int(port), timeout=10)
+    headers = {
+        "Upgrade": "websocket",
+        "Connection": "Upgrade",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version": "13",
+        "Cookie": cookie,
+    }
+    if origin is not None:
+        headers["Origin"] = origin
+    try:
+        conn.request("GET", SOCKET, headers=headers)
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["http://evil.example", "http://127.0.0.1:1", "null", "http://127.0.0.1.evil.example"],
+)
+def test_a_socket_from_another_origin_is_refused(
+    signed_in: Callable[[str], FlaskClient], base_url: str, origin: str
+) -> None:
+    assert handshake(base_url, cookie_of(signed_in("staff")), origin) == 403
+
+
+@pytest.mark.parametrize("origin", ["http://{host}", "HTTPS://{host}", None])
+def test_a_socket_from_this_site_opens(
+    signed_in: Callable[[str], FlaskClient], base_url: str, origin: str | None
+) -> None:
+    # No Origin: no browser, so no other site's page riding on the cookie.
+    sent = origin.format(host=base_url) if origin else None
+    assert handshake(base_url, cookie_of(signed_in("staff")), sent) == 101
+
+
+def test_no_socket_opens_while_redis_is_away(
+    screens_site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same users, and a Redis socket nobody listens on: the hub cannot subscribe.
+    app = create_app(
+        {
+            "TESTING": True,
+            "DATABASE_URL": screens_site.app.config["DATABASE_URL"],
+            "REDIS_URL": f"unix://{tmp_path}/nobody.sock",
+        }
+    )
+    client = app.test_client()
+    sign_in(client, "staff@venue.test")
+    try:
+        for host in serve(app):
+            # Opened, the screen would say "live" and refetch while no change can reach it.
+            assert handshake(host, cookie_of(client), f"http://{host}") == 503
+    finally:
+        app.extensions["adminium.live"].stopping.set()
+        with app.app_context():
+            db.engine.dispose()
