@@ -14,6 +14,7 @@ from core.manifest.check import check_manifest
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
 from core.store import Store, install_app
+from core.values import text_fault
 from services.connections import get_connection
 from services.errors import (
     AlreadyExists,
@@ -111,6 +112,8 @@ def timed_stores(connection: Connection) -> list[Store]:
 
 def lookup_app(session: Session, connection: str, name: str) -> App | None:
     """The app of that name on that connection, or None."""
+    if text_fault(connection) or text_fault(name):
+        return None  # no name holds a NUL (the database would refuse to compare one)
     query = select(App).join(App.connection).where(Connection.name == connection, App.name == name)
     return session.scalar(query)
 

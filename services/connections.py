@@ -12,6 +12,7 @@ import psycopg
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.values import text_fault
 from services.errors import AlreadyExists, InvalidValue, NotFound
 from services.events import Publisher
 from services.models import Connection
@@ -113,7 +114,9 @@ def list_connections(session: Session) -> list[Connection]:
 
 def get_connection(session: Session, name: str) -> Connection:
     """The connection of that name."""
-    connection = session.scalar(select(Connection).where(Connection.name == name))
+    query = select(Connection).where(Connection.name == name)
+    # No name holds a NUL (the database would refuse to compare one).
+    connection = None if text_fault(name) else session.scalar(query)
     if connection is None:
         raise NotFound(f"no connection named {name!r}", {"connection": name})
     return connection

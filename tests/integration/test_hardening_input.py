@@ -213,6 +213,46 @@ def test_an_api_value_no_column_holds_is_value_refused(site: Site, values: dict[
     assert code_of(answer) == (422, "VALUE_REFUSED")
 
 
+@pytest.mark.parametrize(
+    ("path", "as_guest"),
+    [
+        pytest.param("/api/apps/ven%00ue/venue/tables/orders/rows", False, id="api_connection"),
+        pytest.param("/api/apps/venue/ven%00ue/tables/orders/rows", False, id="api_app"),
+        pytest.param("/public/ven%00ue/venue/tickets/aaaaaaaaaaaaaaaa", True, id="public"),
+    ],
+)
+def test_a_nul_in_a_connection_or_app_name_is_no_such_app(
+    site: Site, path: str, as_guest: bool
+) -> None:
+    answer = site.client.get(path, headers={} if as_guest else site.headers("admin"))
+    assert code_of(answer) == (404, "NOT_FOUND")
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/connections/ven%00ue", "/connections/ven%00ue/pending", "/apps/ven%00ue/venue/orders"],
+)
+def test_a_nul_in_a_screens_connection_name_is_not_found(
+    signed_in: Callable[[str], FlaskClient], path: str
+) -> None:
+    answer = signed_in("admin").get(path)
+    assert answer.status_code == 404
+    assert "NOT_FOUND" in answer.text
+
+
+@pytest.mark.parametrize(
+    "limit",
+    [
+        pytest.param("9" * 5000, id="more_digits_than_python_reads"),
+        pytest.param("0" * 5000 + "50", id="zeros_python_will_not_read_either"),
+        pytest.param("%00", id="nul"),
+    ],
+)
+def test_a_page_limit_out_of_reading_is_an_invalid_request(site: Site, limit: str) -> None:
+    answer = site.client.get(rows_path("orders") + f"?limit={limit}", headers=site.headers("staff"))
+    assert code_of(answer) == (400, "INVALID_REQUEST")
+
+
 # --- 11: a venue database that does not answer -------------------------------------
 
 
