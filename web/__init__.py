@@ -10,7 +10,18 @@ from typing import Any
 from flask import Flask
 
 from services import models
-from web import api, context, errors, live, openapi, public, screens, status, throttle
+from web import (
+    api,
+    context,
+    errors,
+    headers,
+    live,
+    openapi,
+    public,
+    screens,
+    status,
+    throttle,
+)
 
 log = logging.getLogger(__name__)
 
@@ -44,4 +55,5 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     screens.init_app(app, exempt=(api.bp, public.bp))
     live.init_app(app)
     throttle.init_app(app)
+    headers.init_app(app)
     return app
