@@ -16,6 +16,8 @@ from flask import Flask
 from playwright.sync_api import Browser, Page, sync_playwright
 from werkzeug.serving import make_server
 
+from tests.integration.api_fixtures import Site
+from tests.integration.screens_fixtures import installed_screens_site
 from web import create_app
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -69,6 +71,13 @@ def serve_app() -> Iterator[Callable[[Flask], str]]:
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture(scope="module")
+def screens_site(server_database_url: str, redis_url: str) -> Iterator[Site]:
+    """The venue site for a module's tests, its users able to sign in (as the screens' tests)."""
+    with installed_screens_site(server_database_url, redis_url) as built:
+        yield built
 
 
 @pytest.fixture

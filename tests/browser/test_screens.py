@@ -19,16 +19,9 @@ from services.events import Publisher
 from services.models import db
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import (
-    PASSWORD,
-    add_order,
-    forbid_cancel_with_note,
-    screens_site,
-)
+from tests.integration.screens_fixtures import PASSWORD, add_order, forbid_cancel_with_note
 
 pytestmark = pytest.mark.browser
-__all__ = ["screens_site"]
-
 LIVE_MS = 2_000
 """How long a pushed change may take to show on an open screen."""
 

@@ -16,10 +16,9 @@ from core.samples import read_sample
 from tests.browser.test_screens import LIVE_MS, sign_in, sweep, wait_live
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import add_order, forbid_cancel_with_note, screens_site
+from tests.integration.screens_fixtures import add_order, forbid_cancel_with_note
 
 pytestmark = pytest.mark.browser
-__all__ = ["screens_site"]
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,10 @@ from werkzeug.serving import make_server
 
 from services.models import db
 from tests.integration.api_fixtures import Site
-from tests.integration.screens_fixtures import PASSWORD, screens_site
+from tests.integration.screens_fixtures import PASSWORD
 from web import create_app
 
 pytestmark = pytest.mark.browser
-__all__ = ["screens_site"]
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,7 @@
-"""Fixtures for the API tests: a control plane, the venue app on its connection, users, a clock."""
+"""The API tests' helpers: a control plane, the venue app on its connection, users, a clock.
+
+The fixtures over them (`shared_site`, `site`, `fresh_site`) are in conftest.py.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,6 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
-import pytest
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
@@ -175,27 +177,3 @@ def installed_site(server_url: str, redis_url: str) -> Iterator[Site]:
                 conn.execute(
                     sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
                 )
-
-
-@pytest.fixture(scope="module")
-def shared_site(server_database_url: str, redis_url: str) -> Iterator[Site]:
-    """One site per test module: making databases is the slow part, and tests add own rows."""
-    with installed_site(server_database_url, redis_url) as built:
-        yield built
-
-
-@pytest.fixture
-def site(shared_site: Site) -> Site:
-    """The module's site, its clock and settings as a test expects to find them."""
-    shared_site.clock.now = Clock().now
-    store = shared_site.store()
-    with store.engine.begin() as conn:
-        conn.execute(store.table("settings").update().values(**SETTINGS))
-    return shared_site
-
-
-@pytest.fixture
-def fresh_site(server_database_url: str, redis_url: str) -> Iterator[Site]:
-    """A site of its own, for a test that changes the control plane."""
-    with installed_site(server_database_url, redis_url) as built:
-        yield built

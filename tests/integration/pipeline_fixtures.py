@@ -1,13 +1,15 @@
-"""Fixtures for the write pipeline's tests: a small app on a fresh database, and row helpers."""
+"""The write pipeline tests' helpers: a small app on a fresh database, and row helpers.
+
+The fixtures over them (`make_venue`, `venue`) are in conftest.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-import pytest
 import sqlalchemy as sa
 
 from core.clock import venue_zone
@@ -325,24 +327,3 @@ def build_venue(url: str, manifest: dict[str, Any] | None = None, zone: str = LO
         for day, opens, closes, is_open in HOURS:
             venue.insert("opening_hours", weekday=day, opens=opens, closes=closes, open=is_open)
     return venue
-
-
-@pytest.fixture
-def make_venue(make_database: Callable[[], str]) -> Iterator[Callable[..., Venue]]:
-    """Factory: the test app on a fresh database (engines disposed after the test)."""
-    made: list[Venue] = []
-
-    def make(manifest: dict[str, Any] | None = None, zone: str = LONDON) -> Venue:
-        venue = build_venue(make_database(), manifest, zone)
-        made.append(venue)
-        return venue
-
-    yield make
-    for venue in made:
-        venue.engine.dispose()
-
-
-@pytest.fixture
-def venue(make_venue: Callable[..., Venue]) -> Venue:
-    """The test app on a fresh database, in London."""
-    return make_venue()

@@ -1,24 +1,22 @@
-"""Fixtures for the screens' tests: the venue site with passwords, signed-in clients, orders."""
+"""The screens' tests' helpers: the venue site with passwords, signed-in clients, orders.
+
+The fixtures over them (`screens_site`, `signed_in`) are in conftest.py.
+"""
 
 from __future__ import annotations
 
 import re
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-import psycopg
-import pytest
 import sqlalchemy as sa
 from flask.testing import FlaskClient
-from psycopg import sql
 
 from services.models import db
-from services.storage import engine_for
 from services.users import add_user
-from tests.conftest import database_url_for
-from tests.integration.api_fixtures import Site, build_site
+from tests.integration.api_fixtures import Site, installed_site
 
 PASSWORD = "correct horse battery"
 """Every test user's password."""
@@ -66,38 +64,19 @@ def add_order(site: Site, pickup_at: datetime, **values: Any) -> int:
     return int(site.insert("orders", **{"status": "placed", "pickup_at": pickup_at, **values}))
 
 
-@pytest.fixture(scope="module")
-def screens_site(server_database_url: str, redis_url: str) -> Iterator[Site]:
-    """The venue site for a module's tests, its users able to sign in (rows differ by key)."""
-    names = [f"adm_test_{uuid.uuid4().hex[:12]}" for _ in range(2)]
-    with psycopg.connect(server_database_url, autocommit=True) as conn:
-        for name in names:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    control_url, venue_url = (database_url_for(server_database_url, n) for n in names)
-    site = build_site(control_url, venue_url, redis_url)
-    give_passwords(site)
-    yield site
-    with site.app.app_context():
-        db.engine.dispose()
-    for url in (control_url, venue_url):
-        engine_for(url).dispose()
-    with psycopg.connect(server_database_url, autocommit=True) as conn:
-        for name in names:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+@contextmanager
+def installed_screens_site(server_url: str, redis_url: str) -> Iterator[Site]:
+    """The venue site on two new databases, its users able to sign in; dropped afterwards."""
+    with installed_site(server_url, redis_url) as site:
+        give_passwords(site)
+        yield site
 
 
-@pytest.fixture
-def signed_in(screens_site: Site) -> Callable[[str], FlaskClient]:
-    """Factory: a fresh client signed in as one of the test users (`manager`, `clerk`, …)."""
-
-    def make(user: str) -> FlaskClient:
-        client = screens_site.app.test_client()
-        sign_in(client, f"{user}@{'other' if user == 'clerk' else 'venue'}.test")
-        return client
-
-    return make
+def signed_in_client(site: Site, user: str) -> FlaskClient:
+    """A fresh client signed in as one of the test users (`manager`, `clerk`, …)."""
+    client = site.app.test_client()
+    sign_in(client, f"{user}@{'other' if user == 'clerk' else 'venue'}.test")
+    return client
 
 
 def forbid_cancel_with_note(site: Site) -> None:

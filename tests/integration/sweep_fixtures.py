@@ -1,12 +1,13 @@
-"""Fixtures for the sweep's tests: a small shop app whose orders lapse at `due_at`."""
+"""The sweep tests' helpers: a small shop app whose orders lapse at `due_at`.
+
+The fixtures over them (`make_shop`, `shop`) are in conftest.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
-import pytest
 import sqlalchemy as sa
 
 from core.clock import venue_zone
@@ -121,24 +122,3 @@ class Shop(Venue):
     def sweep(self, now: datetime, store: Store | None = None, **options: Any) -> SweepReport:
         """One sweep of the shop's connection at `now`."""
         return sweep_connection([store or self.store], connection="shop", now=now, **options)
-
-
-@pytest.fixture
-def make_shop(make_database: Callable[[], str]) -> Iterator[Callable[..., Shop]]:
-    """Factory: an app (the shop by default) on a fresh database, as a Shop."""
-    made: list[Shop] = []
-
-    def make(manifest: dict[str, Any] | None = None, zone: str = "Europe/London") -> Shop:
-        shop = build_shop(make_database(), manifest or SHOP, zone)
-        made.append(shop)
-        return shop
-
-    yield make
-    for shop in made:
-        shop.engine.dispose()
-
-
-@pytest.fixture
-def shop(make_shop: Callable[..., Shop]) -> Shop:
-    """The shop on a fresh database, in London."""
-    return make_shop()

@@ -13,11 +13,9 @@ from werkzeug.test import TestResponse
 
 from services.events import events_channel
 from services.models import User, db
-from tests.integration.api_fixtures import Site, rows_path, shared_site, site
+from tests.integration.api_fixtures import Site, rows_path
 from tests.integration.pipeline_fixtures import at
 from web.auth import register_session_loader
-
-__all__ = ["shared_site", "site"]  # fixtures
 
 pytestmark = pytest.mark.integration
 

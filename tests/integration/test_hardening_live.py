@@ -18,9 +18,7 @@ from services.events import Publisher
 from services.models import db
 from services.users import add_user
 from tests.integration.api_fixtures import Site, api_manifest
-from tests.integration.screens_fixtures import PASSWORD, screens_site, sign_in
-
-__all__ = ["screens_site"]  # fixtures
+from tests.integration.screens_fixtures import PASSWORD, sign_in
 
 pytestmark = pytest.mark.integration
 

@@ -8,11 +8,8 @@ import pytest
 from flask.testing import FlaskClient
 
 from tests.integration.api_fixtures import Site
-from tests.integration.screens_fixtures import screens_site, signed_in
 
 pytestmark = pytest.mark.integration
-__all__ = ["screens_site", "signed_in"]
-
 SECRET = "s3cret-pw"
 
 

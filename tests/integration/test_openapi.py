@@ -9,12 +9,10 @@ import pytest
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_openapi
 
-from tests.integration.api_fixtures import Site, rows_path, shared_site, site
+from tests.integration.api_fixtures import Site, rows_path
 from tests.integration.pipeline_fixtures import at
 from web import create_app
 from web.openapi import document
-
-__all__ = ["shared_site", "site"]  # fixtures
 
 pytestmark = pytest.mark.integration
 

@@ -21,9 +21,7 @@ from core.store import Store, install_app, make_engine, timed_indexes
 from core.writes import WriteRequest, change_row, create_row
 from services.events import Publisher, events_channel
 from tests.integration.db_roles import restricted_store
-from tests.integration.pipeline_fixtures import MANIFEST, Venue, at, make_venue, venue
-
-__all__ = ["make_venue", "venue"]  # fixtures
+from tests.integration.pipeline_fixtures import MANIFEST, Venue, at
 
 STAFF = Actor.person("sam@venue.test", {"staff"})
 NOW = at("2026-03-27 12:00")

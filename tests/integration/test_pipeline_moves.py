@@ -18,9 +18,7 @@ from core.errors import (
     ValueRefused,
 )
 from core.writes import WriteRequest, WriteResult, change_row, create_row, make_timed_move
-from tests.integration.pipeline_fixtures import Venue, at, make_venue, venue
-
-__all__ = ["make_venue", "venue"]  # fixtures
+from tests.integration.pipeline_fixtures import Venue, at
 
 NOW = at("2026-03-27 12:00")
 PERSON = Actor.person("sam@venue.test", {"staff"})

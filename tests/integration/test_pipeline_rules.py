@@ -10,9 +10,7 @@ import pytest
 from core.actors import Actor
 from core.errors import RowLocked
 from core.writes import WriteRequest, change_row, create_row, make_timed_move
-from tests.integration.pipeline_fixtures import Venue, at, make_venue, venue
-
-__all__ = ["make_venue", "venue"]  # fixtures
+from tests.integration.pipeline_fixtures import Venue, at
 
 STAFF = Actor.person("sam@venue.test", {"staff"})
 URL_SAFE = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")

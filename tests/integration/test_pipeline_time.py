@@ -23,9 +23,7 @@ from core.errors import (
     WriteConflict,
 )
 from core.writes import WriteRequest, change_row, create_row, make_timed_move
-from tests.integration.pipeline_fixtures import Venue, at, make_venue, venue
-
-__all__ = ["make_venue", "venue"]  # fixtures
+from tests.integration.pipeline_fixtures import Venue, at
 
 STAFF = Actor.person("sam@venue.test", {"staff"})
 

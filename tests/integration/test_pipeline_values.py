@@ -19,9 +19,7 @@ import sqlalchemy as sa
 from core.actors import Actor
 from core.errors import ValueRefused
 from core.writes import WriteRequest, change_row, create_row
-from tests.integration.pipeline_fixtures import MANIFEST, Venue, at, make_venue
-
-__all__ = ["make_venue"]  # fixtures
+from tests.integration.pipeline_fixtures import MANIFEST, Venue, at
 
 NOW = at("2026-03-27 12:00")
 STAFF = Actor.person("sam@venue.test", {"staff"})

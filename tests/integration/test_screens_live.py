@@ -25,18 +25,10 @@ from services.models import db
 from services.sweeps import sweep
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import (
-    add_order,
-    csrf_of,
-    forbid_cancel_with_note,
-    screens_site,
-    signed_in,
-)
+from tests.integration.screens_fixtures import add_order, csrf_of, forbid_cancel_with_note
 from web import live
 
 pytestmark = pytest.mark.integration
-__all__ = ["screens_site", "signed_in"]
-
 BOARD_SOCKET = "/live?screen=board&connection=venue&app=venue&table=orders&q=&state="
 ASIDE_SOCKET = "/live?screen=set_aside&connection=venue"
 

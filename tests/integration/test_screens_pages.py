@@ -20,18 +20,10 @@ from services.events import NO_PUBLISHER
 from services.models import db
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import MANIFEST, at
-from tests.integration.screens_fixtures import (
-    add_order,
-    csrf_of,
-    forbid_cancel_with_note,
-    screens_site,
-    signed_in,
-)
+from tests.integration.screens_fixtures import add_order, csrf_of, forbid_cancel_with_note
 from web.screens.times import audit_value
 
 pytestmark = pytest.mark.integration
-__all__ = ["screens_site", "signed_in"]
-
 BOARD = "/apps/venue/venue/orders"
 
 

@@ -17,11 +17,9 @@ from core.samples import read_sample
 from services.events import events_channel
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import add_order, csrf_of, screens_site, signed_in
+from tests.integration.screens_fixtures import add_order, csrf_of
 
 pytestmark = pytest.mark.integration
-__all__ = ["screens_site", "signed_in"]
-
 REMOVE = "/connections/venue/apps/venue/sample/remove"
 
 

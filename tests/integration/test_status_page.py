@@ -8,10 +8,7 @@ from collections.abc import Callable
 import pytest
 from flask.testing import FlaskClient
 
-from tests.integration.screens_fixtures import screens_site, signed_in
-
 pytestmark = pytest.mark.integration
-__all__ = ["screens_site", "signed_in"]
 
 
 def test_status_names_both_servers(signed_in: Callable[[str], FlaskClient]) -> None:

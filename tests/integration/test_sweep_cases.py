@@ -16,9 +16,7 @@ import pytest
 
 from core.sweep import SweepOutcome
 from tests.integration.pipeline_fixtures import MANIFEST, at
-from tests.integration.sweep_fixtures import Shop, make_shop
-
-__all__ = ["make_shop"]  # fixtures
+from tests.integration.sweep_fixtures import Shop
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -9,9 +9,7 @@ import sqlalchemy as sa
 
 from core.sweep import SweepOutcome
 from tests.integration.pipeline_fixtures import MANIFEST, at
-from tests.integration.sweep_fixtures import Shop, make_shop, shop
-
-__all__ = ["make_shop", "shop"]  # fixtures
+from tests.integration.sweep_fixtures import Shop
 
 NOW = at("2026-05-04 12:00")
 

@@ -20,9 +20,7 @@ import sqlalchemy as sa
 from core.sweep import SweepOutcome, SweepReport, sweep_connection
 from core.writes import WriteResult
 from tests.integration.pipeline_fixtures import at
-from tests.integration.sweep_fixtures import SHOP, Shop, make_shop, shop
-
-__all__ = ["make_shop", "shop"]  # fixtures
+from tests.integration.sweep_fixtures import SHOP, Shop
 
 NOW = at("2026-05-04 12:00")
 VIP_CONSTRAINT = (

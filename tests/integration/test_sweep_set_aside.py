@@ -14,9 +14,7 @@ import pytest
 from core.store import Store
 from tests.integration.db_roles import restricted_store
 from tests.integration.pipeline_fixtures import at
-from tests.integration.sweep_fixtures import Shop, make_shop, shop
-
-__all__ = ["make_shop", "shop"]  # fixtures
+from tests.integration.sweep_fixtures import Shop
 
 NOW = at("2026-05-04 12:00")
 VIP_CONSTRAINT = (

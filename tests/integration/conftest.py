@@ -1,0 +1,106 @@
+"""The integration tests' fixtures, found by pytest in every module of this folder.
+
+Each fixture is a thin wrapper: what it builds (a venue, a shop, a site with its users)
+lives in the plain modules beside it (`pipeline_fixtures`, `sweep_fixtures`,
+`api_fixtures`, `screens_fixtures`), which the tests import for their helpers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from tests.integration.api_fixtures import SETTINGS, Clock, Site, installed_site
+from tests.integration.pipeline_fixtures import LONDON, Venue, build_venue
+from tests.integration.screens_fixtures import installed_screens_site, signed_in_client
+from tests.integration.sweep_fixtures import SHOP, Shop, build_shop
+
+# --- the write pipeline: the venue app on a database of its own --------------------
+
+
+@pytest.fixture
+def make_venue(make_database: Callable[[], str]) -> Iterator[Callable[..., Venue]]:
+    """Factory: the test app on a fresh database (engines disposed after the test)."""
+    made: list[Venue] = []
+
+    def make(manifest: dict[str, Any] | None = None, zone: str = LONDON) -> Venue:
+        venue = build_venue(make_database(), manifest, zone)
+        made.append(venue)
+        return venue
+
+    yield make
+    for venue in made:
+        venue.engine.dispose()
+
+
+@pytest.fixture
+def venue(make_venue: Callable[..., Venue]) -> Venue:
+    """The test app on a fresh database, in London."""
+    return make_venue()
+
+
+# --- the sweep: the shop app on a database of its own --------------------------------
+
+
+@pytest.fixture
+def make_shop(make_database: Callable[[], str]) -> Iterator[Callable[..., Shop]]:
+    """Factory: an app (the shop by default) on a fresh database, as a Shop."""
+    made: list[Shop] = []
+
+    def make(manifest: dict[str, Any] | None = None, zone: str = "Europe/London") -> Shop:
+        shop = build_shop(make_database(), manifest or SHOP, zone)
+        made.append(shop)
+        return shop
+
+    yield make
+    for shop in made:
+        shop.engine.dispose()
+
+
+@pytest.fixture
+def shop(make_shop: Callable[..., Shop]) -> Shop:
+    """The shop on a fresh database, in London."""
+    return make_shop()
+
+
+# --- the web: a control plane, the venue app on its connection, users ---------------
+
+
+@pytest.fixture(scope="module")
+def shared_site(server_database_url: str, redis_url: str) -> Iterator[Site]:
+    """One site per test module: making databases is the slow part, and tests add own rows."""
+    with installed_site(server_database_url, redis_url) as built:
+        yield built
+
+
+@pytest.fixture
+def site(shared_site: Site) -> Site:
+    """The module's site, its clock and settings as a test expects to find them."""
+    shared_site.clock.now = Clock().now
+    store = shared_site.store()
+    with store.engine.begin() as conn:
+        conn.execute(store.table("settings").update().values(**SETTINGS))
+    return shared_site
+
+
+@pytest.fixture
+def fresh_site(server_database_url: str, redis_url: str) -> Iterator[Site]:
+    """A site of its own, for a test that changes the control plane."""
+    with installed_site(server_database_url, redis_url) as built:
+        yield built
+
+
+@pytest.fixture(scope="module")
+def screens_site(server_database_url: str, redis_url: str) -> Iterator[Site]:
+    """The venue site for a module's tests, its users able to sign in (rows differ by key)."""
+    with installed_screens_site(server_database_url, redis_url) as built:
+        yield built
+
+
+@pytest.fixture
+def signed_in(screens_site: Site) -> Callable[[str], FlaskClient]:
+    """Factory: a fresh client signed in as one of the test users (`manager`, `clerk`, …)."""
+    return lambda user: signed_in_client(screens_site, user)
