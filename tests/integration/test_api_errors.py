@@ -7,16 +7,18 @@ import re
 import pytest
 
 from core import errors as core_errors
+from core import samples as core_samples
 from core.errors import AdminiumError, PublicError
+from services import errors as services_errors
 from tests.conftest import ROOT
 from web import errors as web_errors
 from web.errors import STATUSES
 
 
 def error_classes() -> list[type[AdminiumError]]:
-    """Every error class with a code of its own in core/errors.py and web/errors.py."""
+    """Every error class with a code of its own: core's, the samples', services', the web's."""
     found = []
-    for module in (core_errors, web_errors):
+    for module in (core_errors, core_samples, services_errors, web_errors):
         for value in vars(module).values():
             if (
                 isinstance(value, type)
