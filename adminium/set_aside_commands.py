@@ -23,7 +23,7 @@ from core.pending import Aside, set_aside_rows
 from services.apps import app_store, find_table, lookup_app, timed_stores
 from services.connections import get_connection
 from services.errors import NotFound
-from services.models import ADMIN, App, User
+from services.models import App, User
 from services.sweeps import retry_set_aside
 from services.writes import write_by_person
 
@@ -89,9 +89,7 @@ def console_actor(session: Session, email: str, app: App) -> Actor:
     user = session.scalar(select(User).where(User.email == email.strip().lower()))
     if user is None:
         raise NotFound(f"no user {email!r}: name one with --as", {"email": email})
-    roles = user.roles_in(app)
-    # An admin holds every role of every app, as on the screens.
-    return Actor.person(user.email, roles | set(app.model.roles) if ADMIN in roles else roles)
+    return Actor.person(user.email, user.acting_roles(app))
 
 
 @click.command("move")

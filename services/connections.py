@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import logging
 import re
-from functools import cache
-from importlib import resources
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import psycopg
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.clock import UnknownZone, known_zone
 from core.values import text_fault
 from services.errors import AlreadyExists, InvalidValue, NotFound
 from services.events import Publisher
@@ -23,26 +21,18 @@ log = logging.getLogger(__name__)
 CONNECTION_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
 
-@cache
-def iana_zones() -> frozenset[str]:
-    """The IANA zone names tzdata ships (no `localtime`, which is the server's zone)."""
-    return frozenset(resources.files("tzdata").joinpath("zones").read_text().split())
-
-
 def check_zone(zone: str | None) -> str | None:
-    """The zone if it is an IANA name zoneinfo can read; None (UTC) when empty."""
+    """The zone if it is an IANA name tzdata ships; None (UTC) when empty."""
     if not zone:
         return None
-    if zone in iana_zones():
-        try:
-            ZoneInfo(zone)
-            return zone
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
-    raise InvalidValue(
-        f"{zone!r} is no IANA time zone: name one such as Europe/London, or none for UTC",
-        {"field": "zone", "value": zone},
-    )
+    try:
+        known_zone(zone)
+    except UnknownZone:
+        raise InvalidValue(
+            f"{zone!r} is no IANA time zone: name one such as Europe/London, or none for UTC",
+            {"field": "zone", "value": zone},
+        ) from None
+    return zone
 
 
 def check_url(url: str) -> str:

@@ -128,6 +128,11 @@ class User(db.Model):  # type: ignore[name-defined,misc]
         """The roles this user holds in `app`; `admin` when admin of all apps."""
         return {role.role for role in self.roles if role.app_id is None or role.app_id == app.id}
 
+    def acting_roles(self, app: App) -> frozenset[str]:
+        """The roles this user writes with in `app`: an admin holds every role of every app."""
+        roles = self.roles_in(app)
+        return frozenset(roles | set(app.model.roles) if ADMIN in roles else roles)
+
     def __repr__(self) -> str:
         return f"<User {self.id} {self.email!r}>"
 

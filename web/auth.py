@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from flask import Flask, current_app, g, request
 
-from services.models import ADMIN, App, User, db
+from services.models import App, User, db
 from services.users import user_by_token
 from web.errors import Forbidden, Unauthorized
 
@@ -58,12 +58,10 @@ def require_user() -> User:
 
 def roles_in(user: User, app: App) -> frozenset[str]:
     """The roles the user holds in an app (an admin holds every one), or a 403."""
-    roles = user.roles_in(app)
+    roles = user.acting_roles(app)
     if not roles:
         raise Forbidden(
             f"you hold no role in the app {app.name!r}",
             {"connection": app.connection.name, "app": app.name},
         )
-    if ADMIN in roles:
-        roles |= set(app.model.roles)
-    return frozenset(roles)
+    return roles

@@ -101,10 +101,7 @@ def screen_blueprint(name: str, import_name: str) -> Blueprint:
 
 def roles_of(user: User, app: App) -> frozenset[str]:
     """The user's roles in the app (an admin holds every one); empty when none."""
-    roles = set(user.roles_in(app))
-    if ADMIN in roles:
-        roles |= set(app.model.roles)
-    return frozenset(roles)
+    return user.acting_roles(app)
 
 
 def is_admin(user: User) -> bool:
