@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import psycopg
 
@@ -35,7 +35,9 @@ def hide_password(url: str) -> str:
         return "(unreadable URL)"
     # libpq's other secret (the client key's passphrase) is left out altogether.
     shown = parsed.set(drivername="postgresql").difference_update_query(["sslpassword"])
-    return shown.render_as_string(hide_password=True)
+    # Query values read as written (a socket folder `host=/run/pg`, not `%2Frun%2Fpg`).
+    base, mark, query = shown.render_as_string(hide_password=True).partition("?")
+    return base + mark + unquote(query)
 
 
 def _hide_redis_password(url: str) -> str:

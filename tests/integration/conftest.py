@@ -7,13 +7,18 @@ lives in the plain modules beside it (`pipeline_fixtures`, `sweep_fixtures`,
 
 from __future__ import annotations
 
+import shutil
+import signal
+import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from flask.testing import FlaskClient
 
 from tests.integration.api_fixtures import SETTINGS, Clock, Site, installed_site
+from tests.integration.launching import Launch, start_launch
 from tests.integration.pipeline_fixtures import LONDON, Venue, build_venue
 from tests.integration.screens_fixtures import installed_screens_site, signed_in_client
 from tests.integration.sweep_fixtures import SHOP, Shop, build_shop
@@ -104,3 +109,29 @@ def screens_site(server_database_url: str, redis_url: str) -> Iterator[Site]:
 def signed_in(screens_site: Site) -> Callable[[str], FlaskClient]:
     """Factory: a fresh client signed in as one of the test users (`manager`, `clerk`, …)."""
     return lambda user: signed_in_client(screens_site, user)
+
+
+# --- `adminium run` on a fresh instance folder --------------------------------------
+
+
+@pytest.fixture
+def instance_folder() -> Iterator[Path]:
+    """A fresh instance folder with a short path (the servers' sockets live under it)."""
+    folder = Path(tempfile.mkdtemp(prefix="adm", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def launch(instance_folder: Path) -> Iterator[Callable[[], Launch]]:
+    """Factory: start `adminium run` on the instance folder and a free port."""
+    launches: list[Launch] = []
+
+    def start() -> Launch:
+        launches.append(start_launch(instance_folder, len(launches) + 1))
+        return launches[-1]
+
+    yield start
+    for running in launches:
+        if running.process.poll() is None:  # a failed test: do not leave it behind
+            running.stop(signal.SIGTERM, group=False)

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import re
 import signal
-import urllib.parse
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from http.cookiejar import CookieJar
 from typing import Any
 
 import psycopg
@@ -25,12 +21,7 @@ from services.connections import get_connection
 from services.models import Connection
 from services.storage import engine_for, open_session, upgrade_control_plane
 from services.users import user_by_password
-from tests.integration.test_procfile import (  # noqa: F401  (fixtures)
-    Launch,
-    instance_folder,
-    launch,
-    wait_for,
-)
+from tests.integration.launching import Launch, wait_for
 
 # Wed 1 Jul 2026 13:00 BST.
 NOW = datetime(2026, 7, 1, 12, tzinfo=UTC)
@@ -118,22 +109,13 @@ def test_timed_moves_happen_in_the_demo_first_minutes(demo: dict[str, Any]) -> N
 
 
 def test_run_from_a_clean_instance_serves_the_demo_board(
-    launch: Callable[[], Launch],  # noqa: F811
+    launch: Callable[[], Launch],
 ) -> None:
     running = launch()
     running.wait_until_up()
     running.note_processes()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
-    base = f"http://127.0.0.1:{running.port}"
-    with opener.open(f"{base}/signin", timeout=10) as reply:
-        page = reply.read().decode()
-    token = re.search(r'name="csrf_token" value="([^"]+)"', page)
-    assert token is not None, page
-    fields = {"email": DEMO_EMAIL, "password": DEMO_PASSWORD, "csrf_token": token.group(1)}
-    form = urllib.parse.urlencode(fields).encode()
-    with opener.open(f"{base}/signin", data=form, timeout=10) as reply:
-        assert reply.status == 200, running.log_tail()
-    with opener.open(f"{base}/apps/demo/takeaway/orders", timeout=10) as reply:
+    opener = running.sign_in(DEMO_EMAIL, DEMO_PASSWORD)
+    with opener.open(running.url("/apps/demo/takeaway/orders"), timeout=10) as reply:
         board = reply.read().decode()
     # The sample's customers' orders are on the board.
     assert "3 x dumplings" in board, running.log_tail()

