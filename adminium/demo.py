@@ -20,7 +20,7 @@ import psycopg
 from psycopg import sql
 from sqlalchemy import select
 
-from core.sample_rows import SampleRow
+from core.sample_data import SampleRow
 from core.samples import load_sample
 from services import apps, connections, users
 from services.events import NO_PUBLISHER

@@ -11,7 +11,7 @@ moment is then read exactly with the moment engine, on the venue's clock.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
@@ -81,12 +81,6 @@ def timed_rules(store: Store) -> list[Rule]:
         for number, timed in enumerate(table.states.timed or (), start=1):
             rules.append(Rule(store, name, number, timed, table.key, table.states.column))
     return rules
-
-
-def moment_tables(store: Store, conn: Connection) -> Tables:
-    """The settings and hours tables the app reads (its timed moves' moments, and what the
-    moves they make wait for): read once per sweep, and handed to each write."""
-    return store.tables_for_moments(conn) if timed_rules(store) else {}
 
 
 # --- streams --------------------------------------------------------------------
@@ -250,13 +244,14 @@ def find_due(
     now: datetime,
     limit: int,
     records: dict[RecordKey, SetAside] | None = None,
-    tables: dict[str, Tables] | None = None,
+    tables: Mapping[str, Tables] | None = None,
 ) -> DueRows:
     """The rows due at `now` across every timed rule of the stores, longest-due first."""
     if now.utcoffset() is None:
         raise ValueError("now must carry its offset")
-    tables = tables if tables is not None else {s.app.name: moment_tables(s, conn) for s in stores}
-    finder = _Finder(now, limit, dict(records or {}), tables, {}, {})
+    if tables is None:
+        tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
+    finder = _Finder(now, limit, dict(records or {}), dict(tables), {}, {})
     streams = [
         stream
         for store in stores

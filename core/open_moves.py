@@ -16,9 +16,9 @@ from core.actors import Actor
 from core.errors import AdminiumError
 from core.manifest.model import Late, MoveSpec
 from core.moments import MomentContext
-from core.rules import judge_move
+from core.moves import judge_move
 from core.store import Row, Store
-from core.timing import judge_late, judge_requires, late_rule
+from core.time_rules import judge_late, judge_requires, late_rule
 
 
 def moves_open(store: Store, table: str, row: Row, actor: Actor, now: datetime) -> list[str]:
@@ -47,7 +47,7 @@ def _context(store: Store, table: str, row: Row, parts: Sequence[object]) -> Mom
     if not (reads.tables or reads.vias):
         return MomentContext(row=row, zone=store.zone)
     with store.engine.connect() as conn:
-        tables = store.tables_for_moments(conn, reads.tables) if reads.tables else {}
+        tables = store.read_clock_tables(conn, reads.tables) if reads.tables else {}
         linked = store.linked_rows(conn, table, row, reads.vias) if reads.vias else {}
     return MomentContext(row=row, zone=store.zone, linked=linked, tables=tables)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from core.due import Rule, find_due, moment_tables, timed_rules
+from core.due import Rule, find_due, timed_rules
 from core.moments import MomentContext, MomentValueError, Reading, Tables, resolve_moment
 from core.set_aside import SetAside, read_set_aside
 from core.store import Row, Store
@@ -128,7 +128,7 @@ def set_aside_rows(
     by_app = {s.app.name: s for s in stores}
     with stores[0].engine.connect() as conn:
         records = read_set_aside(conn, list(by_app), table=table, key=key).values()
-        tables = {name: moment_tables(s, conn) for name, s in by_app.items()}
+        tables = {name: s.read_clock_tables(conn) for name, s in by_app.items()}
         for record in records:
             aside = _still_aside(conn, by_app[record.app], record, tables[record.app])
             if aside is not None:

@@ -1,4 +1,7 @@
-"""The sample marks: which rows of a connection's database are sample data, by app."""
+"""The sample marks: which rows of a connection's database are sample data, by app.
+
+Its table is `adminium.sample_rows` in the database (the name existing databases keep);
+adding and removing sample data is `core.sample_data`."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import sqlalchemy as sa
 
 from core.audit import adminium_metadata
 
-sample_rows = sa.Table(
+sample_marks = sa.Table(
     "sample_rows",
     adminium_metadata,
     sa.Column("app", sa.Text, primary_key=True),

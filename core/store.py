@@ -29,10 +29,10 @@ from core.manifest.model import (
     SettingRef,
     Table,
 )
-from core.sample_marks import sample_rows as _sample_marks  # noqa: F401  (install makes it)
+from core.reads import ReadsCache
+from core.sample_marks import sample_marks as _sample_marks  # noqa: F401  (install makes it)
 from core.set_aside import set_aside as _set_aside  # noqa: F401  (install makes it)
 from core.sweep_records import sweeps as _sweep_tables  # noqa: F401  (install makes it)
-from core.timing import ReadsCache
 
 Row = dict[str, Any]
 
@@ -245,15 +245,16 @@ class Store:
         """Every row of a table (settings and hours tables are a handful of rows)."""
         return [dict(row) for row in conn.execute(sa.select(self.table(name))).mappings()]
 
-    def tables_for_moments(
+    def read_clock_tables(
         self, conn: Connection, names: Iterable[str] | None = None
     ) -> dict[str, list[Row]]:
-        """The settings and hours tables moments read, by name (all the app names, by default)."""
-        wanted = self.moment_tables() if names is None else set(names)
+        """The settings and hours tables' rows, by name (all the app's, by default): what
+        moments read besides the row. The sweep reads them once a minute."""
+        wanted = self.clock_tables() if names is None else set(names)
         return {name: self.read_rows(conn, name) for name in sorted(wanted)}
 
-    def moment_tables(self) -> set[str]:
-        """The tables the app's moments, conditions and stamps may read as settings or hours."""
+    def clock_tables(self) -> set[str]:
+        """The tables the app's moments, conditions and stamps read as settings or hours."""
         found: set[str] = set()
         _collect_tables(self.app, found)
         return found & set(self.app.tables)

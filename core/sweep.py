@@ -21,7 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.due import Due, Rule, find_due, moment_tables, timed_rules
+from core.due import Due, Rule, find_due, timed_rules
 from core.errors import AdminiumError, RowNotDue
 from core.fence import Fence
 from core.moments import Tables
@@ -208,7 +208,7 @@ def _run(
                 _forget_left_from(conn, stores, records)
                 records = read_set_aside(conn, [s.app.name for s in stores])
             _give_back_holds(conn, stores, run.now)
-        tables = {s.app.name: moment_tables(s, conn) for s in stores}
+        tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
         found = find_due(conn, stores, now=run.now, limit=limit, records=records, tables=tables)
         conn.rollback()
         run.passed_by = found.passed_by

@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection
 
 from core.actors import Actor, ActorKind
 from core.audit import audit_entry, write_and_audit
+from core.columns import writer_values
 from core.errors import (
     ColumnNotWritable,
     RowNotDue,
@@ -31,19 +32,14 @@ from core.errors import (
     WriteConflict,
 )
 from core.events import RowEvent
+from core.lock import judge_lock
 from core.manifest.model import MoveSpec, Table, Timed
 from core.moments import MomentContext, Tables
-from core.rules import (
-    code_values,
-    firing_stamps,
-    judge_lock,
-    judge_move,
-    stamp_values,
-    writer_values,
-)
-from core.sample_marks import sample_rows
+from core.moves import judge_move
+from core.sample_marks import sample_marks
+from core.stamps import code_values, firing_stamps, stamp_values
 from core.store import Row, Store
-from core.timing import LateVerdict, judge_due, judge_late, judge_requires, late_rule
+from core.time_rules import LateVerdict, judge_due, judge_late, judge_requires, late_rule
 
 __all__ = [
     "Actor",
@@ -230,7 +226,7 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     if creating and req.actor.kind is ActorKind.sample:
         # A sample row is marked in its own write, so no crash leaves it unmarked.
         mark = {"app": store.app.name, "table_name": req.table, "row_key": str(row[spec.key])}
-        conn.execute(sa.insert(sample_rows).values(**mark, added_at=req.now))
+        conn.execute(sa.insert(sample_marks).values(**mark, added_at=req.now))
     _judge_window_opened(req, verdict)
     # 8. commit (on leaving the caller's block), then the events.
     key = row[spec.key]
@@ -326,7 +322,7 @@ def _judge_time(
     if req.tables is not None and reads.tables <= req.tables.keys():
         tables = {name: req.tables[name] for name in reads.tables}
     elif reads.tables:
-        tables = store.tables_for_moments(conn, reads.tables)
+        tables = store.read_clock_tables(conn, reads.tables)
     linked = store.linked_rows(conn, req.table, row, reads.vias) if reads.vias else {}
     ctx = MomentContext(row=row, zone=store.zone, linked=linked, tables=tables)
     if req.timed is not None:

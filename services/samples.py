@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from core.sample_rows import SampleRow, add_sample, marked_keys, removal_events, remove_sample
+from core.sample_data import SampleRow, add_sample, marked_keys, removal_events, remove_sample
 from core.samples import SampleFile
 from core.store import Store
 from services.events import Publisher

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from psycopg import sql
 
 from adminium.demo import DEMO_APPS, DEMO_EMAIL, DEMO_PASSWORD, install_demo
-from core.sample_marks import sample_rows
+from core.sample_marks import sample_marks
 from core.sweep import sweep_connection
 from services.apps import app_store
 from services.connections import get_connection
@@ -57,7 +57,7 @@ def snapshot(control_url: str) -> dict[str, Any]:
                     found[f"{app.name}.{table}"] = sorted(
                         store.read_rows(conn, table), key=lambda r: r["id"]
                     )
-                found["marks"] = sorted(conn.execute(sa.select(sample_rows)).all())
+                found["marks"] = sorted(conn.execute(sa.select(sample_marks)).all())
     return found
 
 

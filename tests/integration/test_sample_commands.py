@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from click.testing import CliRunner, Result
 
 from adminium.cli import main
-from core.sample_marks import sample_rows
+from core.sample_marks import sample_marks
 from services.events import events_channel
 from services.storage import engine_for
 
@@ -49,7 +49,7 @@ def counts(url: str) -> tuple[int, int]:
     engine = engine_for(url)
     with engine.connect() as conn:
         orders = conn.execute(sa.text("SELECT count(*) FROM takeaway.orders")).scalar_one()
-        marks = conn.execute(sa.select(sa.func.count()).select_from(sample_rows)).scalar_one()
+        marks = conn.execute(sa.select(sa.func.count()).select_from(sample_marks)).scalar_one()
     return orders, marks
 
 

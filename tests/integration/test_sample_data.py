@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from core.actors import Actor
 from core.audit import audit
 from core.manifest.model import load_app
-from core.sample_marks import sample_rows
-from core.sample_rows import add_sample, remove_sample, sample_keys
+from core.sample_data import add_sample, remove_sample, sample_keys
+from core.sample_marks import sample_marks
 from core.samples import load_sample, read_sample
 from core.store import Store, install_app, make_engine
 from core.writes import WriteRequest, change_row, create_row, make_timed_move
@@ -253,4 +253,4 @@ def test_removal_is_one_transaction(make_store: MakeStore) -> None:
         t: v for t, v in before.items() if t != "orders"
     }
     with store.engine.connect() as conn:
-        assert conn.execute(sa.select(sa.func.count()).select_from(sample_rows)).scalar() == 18
+        assert conn.execute(sa.select(sa.func.count()).select_from(sample_marks)).scalar() == 18

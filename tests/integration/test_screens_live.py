@@ -18,7 +18,7 @@ from flask.testing import FlaskClient
 from simple_websocket import Client
 from werkzeug.serving import make_server
 
-from core.sample_rows import add_sample
+from core.sample_data import add_sample
 from core.samples import read_sample
 from services.events import Publisher
 from services.models import db

@@ -11,8 +11,8 @@ import redis
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
-from core.sample_marks import sample_rows
-from core.sample_rows import add_sample
+from core.sample_data import add_sample
+from core.sample_marks import sample_marks
 from core.samples import read_sample
 from services.events import events_channel
 from tests.integration.api_fixtures import Site
@@ -107,7 +107,7 @@ def test_manager_removes_the_sample_rows_and_keeps_the_real_one(
     removed = len(marked - left)
     assert f"{removed} rows from orders" in answer.text
     with screens_site.store().engine.connect() as conn:
-        assert conn.scalar(sa.select(sa.func.count()).select_from(sample_rows)) == 0
+        assert conn.scalar(sa.select(sa.func.count()).select_from(sample_marks)) == 0
     sent = [e for e in events() if e.get("removed")]
     assert {int(str(e["key"])) for e in sent} == marked - left
     assert {(e["app"], e["table"], e["actor"]) for e in sent} == {

@@ -12,7 +12,6 @@ from typing import Any
 
 from flask import render_template
 
-from core.due import moment_tables
 from core.pending import (
     PENDING_HORIZON,
     Pending,
@@ -91,7 +90,7 @@ def push_pending(event: Mapping[str, Any]) -> str:
     now = clock()
     with store.engine.connect() as conn:
         row = store.read_row(conn, table, store.coerce_key(table, event["key"]))
-        tables = moment_tables(store, conn)
+        tables = store.read_clock_tables(conn)
     waiting = waiting_on(rules_of(store, table), row, tables) if row is not None else None
     move = None
     if waiting is not None and waiting.reading.at <= now + PENDING_HORIZON:

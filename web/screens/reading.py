@@ -9,7 +9,6 @@ from typing import Any
 import sqlalchemy as sa
 
 from core.audit import audit
-from core.due import moment_tables
 from core.errors import echo
 from core.manifest.model import Column, MoveSpec, Table
 from core.pending import Waiting, rules_of, waiting_on
@@ -125,7 +124,7 @@ def read_board(store: Store, table: str, q: str = "", state: str = "") -> Board:
     states = states_of(spec)
     board = Board(table, states, {s: [] for s in states})
     with store.engine.connect() as conn:
-        tables = moment_tables(store, conn)
+        tables = store.read_clock_tables(conn)
         for row in conn.execute(query).mappings():
             card = make_card(store, table, dict(row), tables)
             board.columns.setdefault(card.state, []).append(card)
@@ -148,7 +147,7 @@ def matches(store: Store, table: str, key: Any, q: str, state: str) -> Card | No
         row = conn.execute(query).mappings().first()
         if row is None:
             return None
-        return make_card(store, table, dict(row), moment_tables(store, conn))
+        return make_card(store, table, dict(row), store.read_clock_tables(conn))
 
 
 def state_counts(store: Store, table: str, q: str = "") -> dict[str, int]:
@@ -202,7 +201,7 @@ def read_row_view(store: Store, table: str, key: Any, roles: frozenset[str]) -> 
         row = store.read_row(conn, table, key)
         if row is None:
             return None
-        card = make_card(store, table, row, moment_tables(store, conn))
+        card = make_card(store, table, row, store.read_clock_tables(conn))
         history = conn.execute(
             sa.select(audit)
             .where(

@@ -15,10 +15,10 @@ from sqlalchemy.engine import Connection
 
 from core.actors import Actor, ActorKind
 from core.audit import audit, audit_entry
+from core.columns import owned_columns
 from core.events import RowEvent
 from core.manifest.model import App, Table
-from core.rules import owned_columns
-from core.sample_marks import sample_rows
+from core.sample_marks import sample_marks
 from core.samples import Context, SampleFile, SampleRefused, resolve_row
 from core.set_aside import set_aside
 from core.store import Row, Store
@@ -51,7 +51,7 @@ def add_sample(store: Store, sample: SampleFile, *, now: datetime) -> list[Sampl
         )
     actor = sample_actor(app)
     settings = {app.settings_table} if app.settings_table else set()
-    read_tables = (store.moment_tables() | settings) & set(app.tables)
+    read_tables = (store.clock_tables() | settings) & set(app.tables)
     labels: dict[str, Any] = {}
     added: list[SampleRow] = []
     tables: dict[str, list[Row]] | None = None
@@ -59,7 +59,7 @@ def add_sample(store: Store, sample: SampleFile, *, now: datetime) -> list[Sampl
         for row in rows:
             if tables is None:
                 with store.engine.connect() as conn:
-                    tables = store.tables_for_moments(conn, read_tables)
+                    tables = store.read_clock_tables(conn, read_tables)
             ctx = Context(app=app, now=now, zone=store.zone, tables=tables, labels=labels)
             label, values = resolve_row(table, row, ctx)
             written = _add_row(store, table, values, actor, now)
@@ -123,8 +123,8 @@ def remove_sample(store: Store, *, now: datetime) -> dict[str, int]:
     removed: dict[str, int] = {}
     with store.engine.begin() as conn:
         marks = conn.execute(
-            sa.select(sample_rows.c.table_name, sample_rows.c.row_key).where(
-                sample_rows.c.app == app.name
+            sa.select(sample_marks.c.table_name, sample_marks.c.row_key).where(
+                sample_marks.c.app == app.name
             )
         ).all()
         keys: dict[str, list[str]] = {}
@@ -135,7 +135,7 @@ def remove_sample(store: Store, *, now: datetime) -> dict[str, int]:
         for table in deletion_order(app):
             if keys.get(table):
                 removed[table] = _remove_rows(conn, store, table, keys[table], now)
-        conn.execute(sa.delete(sample_rows).where(sample_rows.c.app == app.name))
+        conn.execute(sa.delete(sample_marks).where(sample_marks.c.app == app.name))
     log.info("sample data of app %s removed: %s", app.name, removed)
     return removed
 
@@ -197,7 +197,9 @@ def sample_keys(conn: Connection, app: str) -> dict[str, set[str]]:
     """The keys (as text) of an app's sample rows, by table."""
     found: dict[str, set[str]] = {}
     rows = conn.execute(
-        sa.select(sample_rows.c.table_name, sample_rows.c.row_key).where(sample_rows.c.app == app)
+        sa.select(sample_marks.c.table_name, sample_marks.c.row_key).where(
+            sample_marks.c.app == app
+        )
     )
     for table, key in rows:
         found.setdefault(table, set()).add(key)

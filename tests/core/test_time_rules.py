@@ -17,7 +17,7 @@ from core.clock import venue_zone
 from core.errors import PublicTooEarly, PublicTooLate, RowNotDue, StateMoveRefused, StateTooLate
 from core.manifest.model import Late, Moment, Requires, States, load_app
 from core.moments import MomentContext
-from core.timing import judge_due, judge_late, judge_requires, late_rule
+from core.time_rules import judge_due, judge_late, judge_requires, late_rule
 from tests.core.manifest_cases import example
 
 LONDON = venue_zone("Europe/London")

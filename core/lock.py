@@ -1,0 +1,42 @@
+"""The lock: columns a table keeps shut while a row holds (or takes) a watched value."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from core.errors import RowLocked
+from core.manifest.model import Table, ValueWatch
+
+Row = Mapping[str, Any]
+
+
+def _holds(watch: ValueWatch, row: Row | None) -> bool:
+    return row is not None and watch.column in row and row[watch.column] in watch.values
+
+
+def judge_lock(spec: Table, held: Row | None, after: Row, sent: Mapping[str, Any]) -> None:
+    """Refuse changes the lock keeps shut, judged on the row as held and as it would be."""
+    state = spec.states.column if spec.states is not None else None
+    for rule in spec.lock or ():
+        if not (_holds(rule.when, held) or _holds(rule.when, after)):
+            continue
+        shut = (
+            {c.ref for c in spec.columns if c.ref != state}
+            if "*" in rule.columns
+            else set(rule.columns)
+        )
+        # A value sent as it already is changes nothing, so the lock lets it be.
+        refused = sorted(
+            name
+            for name, value in sent.items()
+            if name in shut and (held is None or held.get(name) != value)
+        )
+        if refused:
+            raise RowLocked(
+                "the row is locked: " + ", ".join(refused) + " may not change",
+                {
+                    "columns": refused,
+                    "when": {"column": rule.when.column, "values": list(rule.when.values)},
+                },
+            )
