@@ -69,6 +69,8 @@ def read_json(file: Path) -> Any:
         raise click.ClickException(f"cannot read {file}: {error}") from None
     except json.JSONDecodeError as error:
         raise click.ClickException(f"{file} is no JSON: {error}") from None
+    except RecursionError:
+        raise click.ClickException(f"{file} nests its JSON too deep to read") from None
 
 
 # --- connections ----------------------------------------------------------------

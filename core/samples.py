@@ -105,6 +105,10 @@ def load_sample(path: Path) -> SampleFile:
         raise SampleRefused(
             f"cannot read sample file {path}: {error}", {"file": str(path)}
         ) from None
+    except RecursionError:
+        raise SampleRefused(
+            f"cannot read sample file {path}: its JSON nests too deep", {"file": str(path)}
+        ) from None
 
 
 def read_sample(data: Any) -> SampleFile:
