@@ -25,10 +25,12 @@ from core.manifest.model import (
     Column,
     HoursRef,
     Moment,
+    Reminder,
     SettingCondition,
     SettingRef,
     Table,
 )
+from core.outbox import outbox as _outbox  # noqa: F401  (install makes it)
 from core.reads import ReadsCache
 from core.sample_marks import sample_marks as _sample_marks  # noqa: F401  (install makes it)
 from core.set_aside import set_aside as _set_aside  # noqa: F401  (install makes it)
@@ -163,7 +165,8 @@ def _moment_columns(moment: Moment) -> list[str]:
 
 
 def timed_indexes(app: App) -> list[str]:
-    """The CREATE INDEX statements the app's timed moves want: (state column, moment column).
+    """The CREATE INDEX statements the app's timed moves want: (state column, moment column),
+    then those its reminders want (`reminder_indexes`).
 
     Each is named `ix_<table>_<state>_<column>`, cut to fit with a hash when longer.
     """
@@ -181,6 +184,24 @@ def timed_indexes(app: App) -> list[str]:
                 )
                 if statement not in statements:
                     statements.append(statement)
+    statements.extend(s for s in reminder_indexes(app) if s not in statements)
+    return statements
+
+
+def reminder_indexes(app: App) -> list[str]:
+    """The CREATE INDEX statements the app's reminders want: their moment column, which the
+    minute job reads bounded by now and the largest lead (`ix_<table>_<column>`)."""
+    statements: list[str] = []
+    for producer in app.outbox.producers if app.outbox is not None else ():
+        if isinstance(producer, Reminder):
+            table, column = producer.before.table, producer.before.at
+            index = fitted_name(f"ix_{table}_{column}")
+            statement = (
+                f'CREATE INDEX IF NOT EXISTS "{index}"'
+                f' ON "{app.schema_name}"."{table}" ("{column}")'
+            )
+            if statement not in statements:
+                statements.append(statement)
     return statements
 
 

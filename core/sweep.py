@@ -25,6 +25,7 @@ from core.due import Due, Rule, find_due, timed_rules
 from core.errors import AdminiumError, RowNotDue
 from core.fence import Fence
 from core.moments import Tables
+from core.reminders import queue_reminders
 from core.set_aside import (
     RecordKey,
     SetAside,
@@ -208,6 +209,7 @@ def _run(
                 _forget_left_from(conn, stores, records)
                 records = read_set_aside(conn, [s.app.name for s in stores])
             _give_back_holds(conn, stores, run.now)
+            queue_reminders(conn, stores, run.now)
         tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
         found = find_due(conn, stores, now=run.now, limit=limit, records=records, tables=tables)
         conn.rollback()

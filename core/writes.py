@@ -36,6 +36,7 @@ from core.lock import judge_lock
 from core.manifest.model import MoveSpec, Table, Timed
 from core.moments import MomentContext, Tables
 from core.moves import judge_move
+from core.outbox import queue_messages
 from core.sample_marks import sample_marks
 from core.stamps import code_values, firing_stamps, stamp_values
 from core.store import Row, Store
@@ -56,13 +57,15 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class WriteResult:
-    """A committed write: the row as written, whether the move was late, and its events."""
+    """A committed write: the row as written, whether the move was late, its events, and
+    how many emails it queued."""
 
     table: str
     key: Any
     row: Row
     events: tuple[RowEvent, ...]
     late: bool = False
+    queued: int = 0
 
 
 @dataclass(frozen=True)
@@ -223,6 +226,7 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     #    that watch the state or the table join here (never emails for sample rows).
     written.extend(changes)
     row = _write_and_audit(conn, store, req, changes, (state_from, state_to))
+    queued = queue_messages(conn, store, req.table, held, row, req.actor, req.now)
     if creating and req.actor.kind is ActorKind.sample:
         # A sample row is marked in its own write, so no crash leaves it unmarked.
         mark = {"app": store.app.name, "table_name": req.table, "row_key": str(row[spec.key])}
@@ -233,7 +237,7 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     state = row.get(state_column) if state_column else None
     event = RowEvent(store.connection, store.app.name, req.table, key, state, req.actor.name)
     log.debug("wrote %s.%s key=%s by %s", store.app.name, req.table, key, req.actor.name)
-    return WriteResult(req.table, key, row, (event,), verdict.late)
+    return WriteResult(req.table, key, row, (event,), verdict.late, queued)
 
 
 def _hold_row(conn: Connection, store: Store, req: _Run) -> Row:

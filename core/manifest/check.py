@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from core.mail import template_refusals
 from core.manifest.lookup import (
     WHOLE_NUMBER_TYPES,
     Lookup,
@@ -237,6 +238,7 @@ def _check_outbox(lk: Lookup, out: Out) -> None:
             _check_reminder(lk, out, spot, producer)
         else:
             _check_message(lk, out, spot, producer)
+        out.extend(template_refusals(spot, producer))
 
 
 def _check_reminder(lk: Lookup, out: Out, at: Path, reminder: Reminder) -> None:
@@ -255,6 +257,8 @@ def _check_reminder(lk: Lookup, out: Out, at: Path, reminder: Reminder) -> None:
             " a timestamptz column"
         )
         out.append(Refusal(where(*spot, "at"), sentence))
+    if reminder.to is not None:
+        _check_address(out, (*at, "to"), before.table, table, reminder.to)
     lead_at = (*spot, "lead")
     if lead.via is None:
         check_whole_setting(lk, out, lead_at, lead.table, lead.column, "a lead")
@@ -291,9 +295,13 @@ def _check_message(lk: Lookup, out: Out, at: Path, message: Message) -> None:
         out.append(Refusal(where(*at, "table"), no_table(message.table)))
         return
     _check_watch(out, (*at, "on"), message.table, table, message.on)
-    address = column_of(table, message.to)
+    _check_address(out, (*at, "to"), message.table, table, message.to)
+
+
+def _check_address(out: Out, at: Path, name: str, table: Table, to: str) -> None:
+    address = column_of(table, to)
     if address is None:
-        out.append(Refusal(where(*at, "to"), no_column(message.table, message.to)))
+        out.append(Refusal(where(*at), no_column(name, to)))
     elif address.type != "text":
-        sentence = f'"{message.table}.{message.to}" is {address.type}: an address is text'
-        out.append(Refusal(where(*at, "to"), sentence))
+        sentence = f'"{name}.{to}" is {address.type}: an address is text'
+        out.append(Refusal(where(*at), sentence))

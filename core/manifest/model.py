@@ -351,6 +351,7 @@ class Reminder(Model):
     kind: Literal["reminder"]
     link: Name | None = None
     before: Before
+    to: Name | None = None
     subject: str | None = None
     body: str | None = None
 

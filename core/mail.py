@@ -1,0 +1,95 @@
+"""An email's words: a producer's subject and body rendered from the row, sandboxed.
+
+A template reads `row` (the row as written: `{{ row.cancel_code }}`), `app`, `table`,
+the producer's `link` name bound to the row's key, and for a reminder `moment` (its
+instant on the venue's clock). The manifest check refuses a template that does not
+parse or reads any other name (`template_refusals`), so a saved manifest never fails a
+write: what still goes wrong while rendering (a division by zero in the row's numbers)
+leaves the words as written, logged.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import TemplateError, meta
+from jinja2.sandbox import SandboxedEnvironment
+
+from core.manifest.model import Message, Reminder
+from core.manifest.refusal import Refusal, where
+
+log = logging.getLogger(__name__)
+
+REMINDER_SUBJECT = "A reminder"
+"""A reminder's subject when the manifest gives none."""
+
+_NAMES = frozenset({"row", "app", "table", "moment"})
+
+
+@dataclass(frozen=True)
+class Words:
+    """An email's rendered subject and body."""
+
+    subject: str
+    body: str
+
+
+@functools.cache
+def _environment() -> SandboxedEnvironment:
+    # Plain text mail: nothing is HTML-escaped, and the sandbox keeps a template from
+    # reaching Python's internals through the row's values.
+    return SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
+
+
+def producer_words(producer: Message | Reminder) -> tuple[str, str]:
+    """The subject and body as written; a reminder without them has a default subject and
+    its subject for a body."""
+    subject = producer.subject or REMINDER_SUBJECT
+    return subject, producer.body or subject
+
+
+def template_names(producer: Message | Reminder) -> frozenset[str]:
+    """The names a producer's templates may read."""
+    return _NAMES | ({producer.link} if isinstance(producer, Reminder) and producer.link else set())
+
+
+def render_words(producer: Message | Reminder, context: Mapping[str, Any]) -> Words:
+    """The producer's subject and body rendered from `context`; a template that fails while
+    rendering is kept as written (the check already refused those that cannot parse)."""
+    rendered = []
+    for text in producer_words(producer):
+        try:
+            rendered.append(_environment().from_string(text).render(context))
+        except (TemplateError, ArithmeticError, TypeError, ValueError, LookupError) as error:
+            log.warning("email template not rendered, kept as written: %s", error)
+            rendered.append(text)
+    # A header holds one line: a subject's line breaks become spaces.
+    return Words(" ".join(rendered[0].split()), rendered[1])
+
+
+def template_refusals(at: tuple[str | int, ...], producer: Message | Reminder) -> list[Refusal]:
+    """The manifest check's refusals of a producer's subject and body templates."""
+    refusals = []
+    allowed = template_names(producer)
+    for name in ("subject", "body"):
+        text = getattr(producer, name)
+        if text is None:
+            continue
+        try:
+            parsed = _environment().parse(text)
+        except TemplateError as error:
+            sentence = f"the {name} is no template: {error.message or error}"
+            refusals.append(Refusal(where(*at, name), sentence))
+            continue
+        unknown = sorted(meta.find_undeclared_variables(parsed) - allowed)
+        if unknown:
+            sentence = (
+                f"the {name} reads {', '.join(repr(n) for n in unknown)}: a template reads"
+                f" {', '.join(sorted(allowed))}"
+            )
+            refusals.append(Refusal(where(*at, name), sentence))
+    return refusals

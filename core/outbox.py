@@ -1,0 +1,208 @@
+"""The outbox: emails queued in the write's own transaction, in `adminium.outbox`.
+
+A message producer queues one email when a write makes its watched column take a watched
+value (from another value, or on a new row); a reminder is queued by the minute job
+(`core.reminders`). Never for sample data: not by the sample writer, and not for a row
+sample data made, whoever moves it (the clock included). An empty address queues
+nothing. Delivery (claim, send, retry) is the operations layer's (`services.outbox`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import date, datetime, time
+from decimal import Decimal
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from core.actors import Actor, ActorKind
+from core.audit import adminium_metadata
+from core.mail import render_words
+from core.manifest.model import App, Message, Reminder
+from core.sample_marks import sample_marks
+
+if TYPE_CHECKING:
+    from core.store import Store
+
+Row = Mapping[str, Any]
+
+
+class MailStatus(StrEnum):
+    """Where an email is: waiting to go (a retry included), sent, or given up on."""
+
+    queued = "queued"
+    sent = "sent"
+    failed = "failed"
+
+
+outbox = sa.Table(
+    "outbox",
+    adminium_metadata,
+    sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True),
+    sa.Column("app", sa.Text, nullable=False),
+    sa.Column("table_name", sa.Text, nullable=False),
+    sa.Column("row_key", sa.Text, nullable=False),
+    sa.Column("producer", sa.Integer, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("moment", sa.DateTime(timezone=True)),
+    sa.Column("address", sa.Text, nullable=False),
+    sa.Column("subject", sa.Text, nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("queued_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("send_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("status", sa.Text, nullable=False, server_default=MailStatus.queued.value),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("sent_at", sa.DateTime(timezone=True)),
+    sa.Column("answer", sa.Text),
+    # A reminder once per row, producer and moment, by racing sweeps too.
+    sa.Index(
+        "ux_outbox_reminder",
+        "app",
+        "table_name",
+        "row_key",
+        "producer",
+        "moment",
+        unique=True,
+        postgresql_where=sa.text("kind = 'reminder'"),
+    ),
+    # What the delivery job claims: queued emails by the time they may go.
+    sa.Index("ix_outbox_due", "send_at", postgresql_where=sa.text("status = 'queued'")),
+    sa.Index("ix_outbox_app", "app", "id"),
+    sa.Index("ix_outbox_row", "app", "table_name", "row_key"),
+)
+"""One email: its producer (numbered from 1 in `outbox.producers`), row, words and fate."""
+
+
+def producers(app: App) -> list[tuple[int, Message | Reminder]]:
+    """The app's producers, numbered from 1 as the manifest lists them."""
+    listed = app.outbox.producers if app.outbox is not None else []
+    return list(enumerate(listed, start=1))
+
+
+def reminder_address(app: App, reminder: Reminder) -> str | None:
+    """The column a reminder's address is read from: its `to`, else the `to` of the first
+    message producer of its table (the table's address column)."""
+    if reminder.to is not None:
+        return reminder.to
+    for _, producer in producers(app):
+        if isinstance(producer, Message) and producer.table == reminder.before.table:
+            return producer.to
+    return None
+
+
+def queue_messages(
+    conn: Connection,
+    store: Store,
+    table: str,
+    before: Row | None,
+    after: Row,
+    actor: Actor,
+    now: datetime,
+) -> int:
+    """Step 7 of the pipeline: queue the message producers' emails this write sets off, in
+    its transaction; how many were queued."""
+    if actor.kind is ActorKind.sample:
+        return 0
+    firing = [
+        (number, producer)
+        for number, producer in producers(store.app)
+        if isinstance(producer, Message)
+        and producer.table == table
+        and _takes_watched_value(producer, before, after)
+    ]
+    if not firing:
+        return 0
+    key = str(after[store.spec(table).key])
+    if is_sample(conn, store.app.name, table, key):
+        return 0
+    rows = []
+    for number, producer in firing:
+        address = _address(after.get(producer.to))
+        if address is None:
+            continue
+        words = render_words(producer, mail_context(store, table, after))
+        rows.append(
+            mail_row(store.app.name, table, key, number, producer.kind, address, words, now)
+        )
+    if rows:
+        conn.execute(sa.insert(outbox), rows)
+    return len(rows)
+
+
+def _takes_watched_value(producer: Message, before: Row | None, after: Row) -> bool:
+    """Whether the write makes the watched column take a watched value from another one."""
+    column = producer.on.column
+    value = after.get(column)
+    if value not in producer.on.values:
+        return False
+    return before is None or before.get(column) != value
+
+
+def _address(value: Any) -> str | None:
+    """An address as kept; None for an empty one."""
+    text = value.strip() if isinstance(value, str) else ""
+    return text or None
+
+
+def is_sample(conn: Connection, app: str, table: str, key: str) -> bool:
+    """Whether sample data made this row (its mark stays whatever moves it)."""
+    found = conn.execute(
+        sa.select(sa.literal(1)).where(
+            sample_marks.c.app == app,
+            sample_marks.c.table_name == table,
+            sample_marks.c.row_key == key,
+        )
+    ).first()
+    return found is not None
+
+
+def mail_context(store: Store, table: str, row: Row, **extra: Any) -> dict[str, Any]:
+    """What a template reads: the row (values as JSON gives them), the app and the table."""
+    return {"row": _plain(row), "app": store.app.name, "table": table, **extra}
+
+
+def _plain(row: Row) -> dict[str, Any]:
+    """A row's values as a reader sees them: instants and numbers as text JSON would write."""
+    return {name: _shown(value) for name, value in row.items()}
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dict | list):
+        return json.loads(json.dumps(value, default=str))
+    return value
+
+
+def mail_row(
+    app: str,
+    table: str,
+    key: str,
+    producer: int,
+    kind: str,
+    address: str,
+    words: Any,
+    now: datetime,
+    moment: datetime | None = None,
+) -> dict[str, Any]:
+    """An outbox row as queued: it may go at once."""
+    return {
+        "app": app,
+        "table_name": table,
+        "row_key": key,
+        "producer": producer,
+        "kind": kind,
+        "moment": moment,
+        "address": address,
+        "subject": words.subject,
+        "body": words.body,
+        "queued_at": now,
+        "send_at": now,
+        "status": MailStatus.queued.value,
+    }

@@ -1,0 +1,111 @@
+"""The outbox tests' helpers: a shop whose orders queue a message when cancelled and a
+reminder before `due_at`, and real SMTP servers (aiosmtpd) started in the test process.
+"""
+
+from __future__ import annotations
+
+import copy
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from email import message_from_bytes
+from email.message import Message
+from typing import Any
+
+import sqlalchemy as sa
+from aiosmtpd.controller import Controller
+
+from tests.integration.sweep_fixtures import SHOP
+
+
+def mail_shop_manifest(lead_at: str | None = None) -> dict[str, Any]:
+    """The sweep tests' shop with addresses, customers with their own lead, and an outbox."""
+    manifest = copy.deepcopy(SHOP)
+    manifest["name"] = "mailshop"
+    tables = manifest["tables"]
+    tables["settings"]["columns"].append(
+        {"ref": "reminder_hours", "type": "integer", "default": 24, "nullable": True}
+    )
+    tables["customers"] = {
+        "key": "id",
+        "columns": [
+            {"ref": "id", "type": "serial"},
+            {"ref": "reminder_hours", "type": "integer", "nullable": True},
+        ],
+    }
+    tables["orders"]["columns"] += [
+        {"ref": "email", "type": "text", "nullable": True},
+        {"ref": "customer_id", "type": "integer", "references": "customers", "nullable": True},
+    ]
+    lead: dict[str, Any] = {
+        "via": "customer_id",
+        "table": "customers",
+        "column": "reminder_hours",
+        "fallback": {"table": "settings", "column": "reminder_hours"},
+        "max": 48,
+    }
+    if lead_at is not None:
+        lead["at"] = lead_at
+    manifest["outbox"] = {
+        "settings": {"table": "settings"},
+        "producers": [
+            {
+                "kind": "message",
+                "table": "orders",
+                "on": {"column": "status", "values": ["cancelled"]},
+                "to": "email",
+                "subject": "Your order {{ row.id }} was cancelled",
+                "body": "Cancelled because: {{ row.cancel_code }}.",
+            },
+            {
+                "kind": "reminder",
+                "link": "order_id",
+                "to": "email",
+                "before": {"table": "orders", "at": "due_at", "lead": lead},
+                "subject": "Order {{ order_id }} is due",
+            },
+        ],
+    }
+    return manifest
+
+
+def outbox_rows(engine: sa.Engine) -> list[dict[str, Any]]:
+    """Every outbox row, oldest first."""
+    with engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT * FROM adminium.outbox ORDER BY id")).mappings()
+        return [dict(r) for r in rows]
+
+
+def free_port() -> int:
+    """A free TCP port on the loopback."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Inbox:
+    """What a test SMTP server received, or the answer it refuses every message with."""
+
+    refuse: str | None = None
+    received: list[Message] = field(default_factory=list)
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+        if self.refuse is not None:
+            return self.refuse
+        self.received.append(message_from_bytes(envelope.original_content or envelope.content))
+        return "250 Message accepted for delivery"
+
+
+@contextmanager
+def smtp_server(refuse: str | None = None) -> Iterator[tuple[str, Inbox]]:
+    """A real aiosmtpd server on a free local port: its smtp:// URL and its inbox."""
+    inbox = Inbox(refuse)
+    port = free_port()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield f"smtp://127.0.0.1:{port}", inbox
+    finally:
+        controller.stop()
