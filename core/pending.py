@@ -152,6 +152,6 @@ def _still_aside(conn: Connection, store: Store, record: SetAside, tables: Table
     )
 
 
-def keys_set_aside(asides: Iterable[Aside]) -> set[tuple[str, str]]:
-    """(table, key) of each row set aside."""
-    return {(a.rule.table, a.key) for a in asides}
+def keys_set_aside(asides: Iterable[Aside]) -> dict[tuple[str, str], datetime]:
+    """(table, key) of each row set aside, and until when."""
+    return {(a.rule.table, a.key): a.until for a in asides}

@@ -50,12 +50,17 @@ def add_sample(store: Store, sample: SampleFile, *, now: datetime) -> list[Sampl
             f"the sample belongs to app {sample.app!r}, not {app.name!r}", {"app": sample.app}
         )
     actor = sample_actor(app)
-    settings = {app.settings_table} if app.settings_table else set()
-    read_tables = (store.clock_tables() | settings) & set(app.tables)
+    read_tables = setup_tables(store)
     labels: dict[str, Any] = {}
     added: list[SampleRow] = []
     tables: dict[str, list[Row]] | None = None
+    with store.engine.connect() as conn:
+        # Setup the app already has is kept as it is: a second settings row, or a second
+        # row for a weekday, would leave every moment that reads them with no value.
+        have_setup = {name for name in read_tables if store.read_rows(conn, name)}
     for table, rows in sample.rows.items():
+        if table in have_setup:
+            continue
         for row in rows:
             if tables is None:
                 with store.engine.connect() as conn:
@@ -63,6 +68,8 @@ def add_sample(store: Store, sample: SampleFile, *, now: datetime) -> list[Sampl
             ctx = Context(app=app, now=now, zone=store.zone, tables=tables, labels=labels)
             label, values = resolve_row(table, row, ctx)
             written = _add_row(store, table, values, actor, now)
+            if table in read_tables:
+                _keep_as_setup(store, table, written.key)
             if label is not None:
                 labels[label] = written.key
             added.append(written)
@@ -70,6 +77,27 @@ def add_sample(store: Store, sample: SampleFile, *, now: datetime) -> list[Sampl
                 tables = None
     log.info("sample of app %s added: %s rows", app.name, len(added))
     return added
+
+
+def setup_tables(store: Store) -> set[str]:
+    """The app's setup: its settings table and the tables its moments read (settings,
+    opening hours). A sample's rows there are the app's own once added, never sample data:
+    removing the sample leaves them, so real rows keep their moments (one rule, used by
+    both adding and removing)."""
+    settings = {store.app.settings_table} if store.app.settings_table else set()
+    return (store.clock_tables() | settings) & set(store.app.tables)
+
+
+def _keep_as_setup(store: Store, table: str, key: Any) -> None:
+    """Take a setup row's sample mark off (the pipeline marks every row a sample writes)."""
+    with store.engine.begin() as conn:
+        conn.execute(
+            sa.delete(sample_marks).where(
+                sample_marks.c.app == store.app.name,
+                sample_marks.c.table_name == table,
+                sample_marks.c.row_key == str(key),
+            )
+        )
 
 
 def _add_row(
@@ -128,8 +156,10 @@ def remove_sample(store: Store, *, now: datetime) -> dict[str, int]:
             )
         ).all()
         keys: dict[str, list[str]] = {}
+        setup = setup_tables(store)
         for table, key in marks:
-            keys.setdefault(table, []).append(key)
+            if table not in setup:  # setup marked by an older sample stays (its mark goes)
+                keys.setdefault(table, []).append(key)
         # Rows an effect of a sample row moved join here once effects exist: the effect
         # marks them as it moves them, so they are among `marks` already.
         for table in deletion_order(app):

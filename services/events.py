@@ -19,6 +19,9 @@ from core.events import RowEvent
 log = logging.getLogger(__name__)
 
 CHANNEL_PREFIX = "adminium:rows:"
+SESSIONS_CHANNEL = f"{CHANNEL_PREFIX}:sessions"
+"""Where sign-outs go out (no connection's name starts with `:`), so every web process
+closes the user's open screens."""
 
 
 def events_channel(connection: str) -> str:
@@ -63,6 +66,11 @@ class Publisher:
         """Tell a connection's open screens that it was paused or resumed."""
         body = json.dumps({"connection": connection, "paused": paused})
         self._send(lambda c: c.publish(events_channel(connection), body), f"pause of {connection}")
+
+    def signed_out(self, user: int) -> None:
+        """Tell every web process that a user signed out: their open screens close."""
+        body = json.dumps({"signed_out": user})
+        self._send(lambda c: c.publish(SESSIONS_CHANNEL, body), f"sign-out of user {user}")
 
     def _send(self, send: Callable[[redis.Redis], object], what: str) -> None:
         if self.client is None:

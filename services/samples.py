@@ -4,13 +4,33 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from pathlib import Path
 
 from core.sample_data import SampleRow, add_sample, marked_keys, removal_events, remove_sample
-from core.samples import SampleFile
+from core.samples import SampleFile, load_sample
 from core.store import Store
 from services.events import Publisher
 
 log = logging.getLogger(__name__)
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+"""Where an app's sample set is kept: `<app>.sample.json` beside its manifest."""
+
+
+def sample_path(app: str, folder: Path = EXAMPLES) -> Path | None:
+    """The sample file of an app, when one is kept."""
+    path = folder / f"{app}.sample.json"
+    return path if path.is_file() else None
+
+
+def add_kept_sample(
+    store: Store, *, now: datetime, publisher: Publisher, folder: Path = EXAMPLES
+) -> list[SampleRow] | None:
+    """Add the app's kept sample set (None when it keeps none)."""
+    path = sample_path(store.app.name, folder)
+    if path is None:
+        return None
+    return add_sample_data(store, load_sample(path), now=now, publisher=publisher)
 
 
 def add_sample_data(

@@ -8,6 +8,13 @@ socket (re)opens. When Redis fails, every socket is closed with 1011, a code the
 extension reconnects on; a handshake is refused (503, which the extension retries) until
 the hub has subscribed again, so a screen opens, says "live" and refetches only when no
 change can slip by unpushed. A handshake must come from a page of this host (Origin).
+
+The hub also watches the clock: every few seconds it reads the sweep health of each
+connection an open screen shows and pushes the stalled banner when it changes. A web
+process is what the person is looking at, so the check lives here rather than in the tick:
+a dead worker or clock process could never publish that it has stopped. Signing out closes
+the user's open sockets (4401, which the ws extension does not retry; the page goes to
+sign-in), in every web process, through the same Redis subscription.
 """
 
 from __future__ import annotations
@@ -30,7 +37,9 @@ from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
 from core.errors import AdminiumError
+from services.connections import get_connection
 from services.events import CHANNEL_PREFIX
+from services.models import db
 from web.errors import status_of
 from web.screens import pushes
 from web.screens.access import (
@@ -42,6 +51,7 @@ from web.screens.access import (
     screen_connection,
     signed_in_user,
 )
+from web.screens.clock_health import stall_of
 from web.screens.samples import may_remove_sample
 
 log = logging.getLogger(__name__)
@@ -55,7 +65,13 @@ IDLE_SECONDS = 20.0
 """How often an idle socket checks that its browser is still there."""
 RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0)
 """How long the hub waits before subscribing again after Redis failed."""
+SIGNED_OUT = 4401
+"""The close code when the user signed out: not retried; the page goes to sign-in."""
+WATCH_SECONDS = 15.0
+"""How often the hub checks the sweep health of the connections open screens show
+(config LIVE_WATCH_SECONDS)."""
 _CLOSE = object()
+_SIGNED_OUT = object()
 
 
 @dataclass(frozen=True)
@@ -76,6 +92,8 @@ class Screen:
     connections: frozenset[str] = frozenset()
     removable: frozenset[str] = frozenset()
     app_roles: tuple[tuple[str, frozenset[str]], ...] = ()
+    user: int = 0
+    """Who looks (the session's user id): signing out closes their sockets."""
 
     def shows(self, event: Mapping[str, Any]) -> bool:
         """Whether this screen shows the row (or the connection) an event names."""
@@ -84,7 +102,7 @@ class Screen:
             return connection in self.connections
         if connection != self.connection:
             return False
-        if "paused" in event:
+        if "paused" in event or "stalled" in event:
             return True
         if self.kind in ("pending", "set_aside"):
             return str(event.get("app")) in self.apps
@@ -100,6 +118,8 @@ class Screen:
             return pushes.push_connection(name, name in self.pausable, self.apps, self.removable)
         if "paused" in event:
             return pushes.push_paused(self.connection)
+        if "stalled" in event:
+            return pushes.push_stalled(self.connection, event["stalled"])
         if self.kind == "board":
             return pushes.push_board(event, self.q, self.state)
         if self.kind == "row":
@@ -119,6 +139,8 @@ class Hub:
         self.thread: threading.Thread | None = None
         self.subscribed = threading.Event()
         self.stopping = threading.Event()
+        self.watcher: threading.Thread | None = None
+        self.stalls: dict[str, int | None] = {}
 
     def start(self, wait: float = 2.0) -> bool:
         """Listen to Redis from the first socket on; whether the subscription holds."""
@@ -128,6 +150,9 @@ class Hub:
             if self.thread is None or not self.thread.is_alive():
                 self.thread = threading.Thread(target=self.listen, name="live-hub", daemon=True)
                 self.thread.start()
+            if self.watcher is None or not self.watcher.is_alive():
+                self.watcher = threading.Thread(target=self.watch, name="live-clock", daemon=True)
+                self.watcher.start()
         return self.subscribed.wait(wait)
 
     def register(self, screen: Screen) -> tuple[int, queue.Queue[object]]:
@@ -190,6 +215,47 @@ class Hub:
         except ValueError:
             log.warning("live event is not JSON: %r", data[:200])
             return
+        if "signed_out" in event:
+            self.sign_out(event["signed_out"])
+            return
+        self.fan_out(event)
+
+    def sign_out(self, user: object) -> None:
+        """Close every open socket of a user who signed out."""
+        with self.lock:
+            inboxes = [inbox for screen, inbox in self.sockets.values() if screen.user == user]
+        for inbox in inboxes:
+            inbox.put(_SIGNED_OUT)
+        log.info("live sockets of user %s closed: signed out (%s)", user, len(inboxes))
+
+    def watch(self) -> None:
+        """Every few seconds, push the stalled banner of each shown connection that changed."""
+        while not self.stopping.wait(self.app.config.get("LIVE_WATCH_SECONDS", WATCH_SECONDS)):
+            try:
+                self.check_clocks()
+            except Exception:
+                log.exception("live clock check failed")
+
+    def check_clocks(self) -> None:
+        """Read each shown connection's sweep health; push a change of stalled minutes."""
+        with self.lock:
+            screens = [screen for screen, _ in self.sockets.values()]
+        names = {s.connection for s in screens if s.connection}
+        names |= {name for s in screens for name in s.connections}
+        with self.app.app_context():
+            try:
+                found = {name: stall_of(get_connection(db.session, name)) for name in names}
+            finally:
+                db.session.remove()
+        for name, stalled in sorted(found.items()):
+            if name not in self.stalls or self.stalls[name] != stalled:
+                self.stalls[name] = stalled
+                if stalled is not None:
+                    log.warning("connection %s: timed moves stalled for %s min", name, stalled)
+                self.fan_out({"connection": name, "stalled": stalled})
+
+    def fan_out(self, event: Mapping[str, Any]) -> None:
+        """Render an event for each distinct screen that shows it; queue it to its sockets."""
         with self.lock:
             sockets = list(self.sockets.values())
         by_screen: dict[Screen, list[queue.Queue[object]]] = {}
@@ -243,6 +309,7 @@ def _screen() -> Screen:
             args.get("q", ""),
             args.get("state", ""),
             roles,
+            user=user.id,
         )
     if kind in ("pending", "set_aside"):
         _, apps = screen_connection(connection)
@@ -252,6 +319,7 @@ def _screen() -> Screen:
             connection,
             apps=frozenset(a.name for a in apps),
             app_roles=tuple(sorted((a.name, roles_of(user, a)) for a in apps)),
+            user=user.id,
         )
     if kind == "connections":
         shown = all_connections(user)
@@ -267,6 +335,7 @@ def _screen() -> Screen:
                 for a in apps
                 if may_remove_sample(user, a)
             ),
+            user=user.id,
         )
     abort(404)
 
@@ -338,6 +407,9 @@ def serve(ws: Any, inbox: queue.Queue[object], alive: Callable[[], bool]) -> Non
             continue
         if fragment is _CLOSE:
             ws.close(reason=SERVER_FAILED, message="live events lost; reconnect")
+            return
+        if fragment is _SIGNED_OUT:
+            ws.close(reason=SIGNED_OUT, message="signed out")
             return
         try:
             ws.send(fragment)

@@ -1,3 +1,9 @@
 // Marks the page live or reconnecting as htmx's ws extension opens and loses its socket.
 document.addEventListener("htmx:wsOpen", () => { document.body.dataset.live = "open"; });
 document.addEventListener("htmx:wsClose", () => { document.body.dataset.live = "reconnecting"; });
+
+// Signed out (here or in another tab): the server closes the socket with 4401, which the ws
+// extension does not retry. Reloading lands on sign-in, coming back to this page after.
+document.addEventListener("htmx:wsClose", (event) => {
+  if (event.detail.event.code === 4401) { window.location.reload(); }
+});

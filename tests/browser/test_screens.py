@@ -72,7 +72,7 @@ def test_board_card_moves_to_cancelled_when_the_sweep_runs(
     key = add_order(screens_site, at("2026-07-07 11:30"), note="2 x falafel wrap")
     add_order(screens_site, at("2026-07-10 11:30"), note="1 x soup")
     sign_in(page, base, "manager@venue.test", "/apps/venue/venue/orders")
-    expect(page.locator("h1")).to_have_text("venue · orders")
+    expect(page.locator("h1")).to_have_text("Venue · Orders")
     card = page.locator(f"#row-orders-{key}")
     expect(page.locator(f"#column-orders-placed #row-orders-{key}")).to_be_visible()
     expect(card).to_contain_text("cancels Tue 21:00")
@@ -129,10 +129,15 @@ def test_paused_connection_is_named_on_the_open_board(
     expect(banner).to_be_empty()
     wait_live(board)
 
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     page.get_by_role("button", name="Pause").click()
 
     expect(banner).to_contain_text("Connection venue is paused", timeout=LIVE_MS)
     expect(page.locator("#connection-venue")).to_contain_text("paused")
+    assert asked == [
+        "Pause venue? No timed move is made on any of its apps until it is resumed."
+    ]
     page.get_by_role("button", name="Resume").click()
     expect(banner).to_be_empty(timeout=LIVE_MS)
     board.close()

@@ -15,8 +15,20 @@ from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFProtect
 
 from services.models import Connection
-from web.screens import auth, boards, connections, pending, rows, samples, set_aside, times
+from web.screens import (
+    auth,
+    boards,
+    connections,
+    labels,
+    pending,
+    rows,
+    samples,
+    set_aside,
+    times,
+)
 from web.screens.access import signed_in_user
+from web.screens.clock_health import stall_of
+from web.screens.samples import has_sample
 
 csrf = CSRFProtect()
 
@@ -40,6 +52,7 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
     for module in (auth, connections, boards, rows, pending, set_aside, samples):
         app.register_blueprint(module.bp)
     times.init_app(app)
+    labels.init_app(app)
     app.context_processor(_screen_globals)
 
 
@@ -49,5 +62,11 @@ def zone_of(connection: Connection) -> ZoneInfo:
 
 
 def _screen_globals() -> dict[str, Any]:
-    """What every template may use: the signed-in user, and a connection's zone."""
-    return {"screen_user": signed_in_user(), "zone_of": zone_of}
+    """What every template may use: the signed-in user, a connection's zone, whether its
+    sweep has stalled, whether an app keeps a sample set."""
+    return {
+        "screen_user": signed_in_user(),
+        "zone_of": zone_of,
+        "stall_of": stall_of,
+        "has_sample": has_sample,
+    }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Blueprint, g, redirect, render_template, request, session, url_for
 from sqlalchemy import select
@@ -68,12 +69,23 @@ def _sign_in_first() -> Response | None:
     """Before every screen: a signed-out browser goes to the sign-in page."""
     if signed_in_user() is not None:
         return None
-    target = url_for("auth.sign_in", next=request.full_path.rstrip("?"))
+    target = url_for("auth.sign_in", next=page_path())
     if is_htmx():
         answer = Response("", 401)
         answer.headers["HX-Redirect"] = target
         return answer
     return redirect(target)
+
+
+def page_path() -> str:
+    """The page to come back to after signing in: this request's own path, or for htmx
+    (a fragment: a board's columns, a row's detail) the page it was made from."""
+    if not is_htmx():
+        return request.full_path.rstrip("?")
+    parts = urlsplit(request.headers.get("HX-Current-URL", ""))
+    if parts.netloc != request.host or not parts.path.startswith("/"):
+        return url_for("connections.list_connections")
+    return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
 def _refusal_page(error: AdminiumError) -> tuple[str, int]:

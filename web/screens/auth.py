@@ -10,6 +10,7 @@ from werkzeug.wrappers import Response
 
 from services.models import db
 from services.users import end_sessions, user_by_password
+from web.context import publisher
 from web.screens.access import signed_in_user, start_session
 
 log = logging.getLogger(__name__)
@@ -65,9 +66,11 @@ def sign_in() -> Response | tuple[str, int] | str:
 
 @bp.post("/signout")
 def sign_out() -> Response:
-    """End the session on the server too: a copy of the cookie opens nothing after it."""
+    """End the session on the server too: a copy of the cookie opens nothing after it, and
+    the user's open live screens close and go to sign-in."""
     user = signed_in_user()
     if user is not None:
         end_sessions(db.session, user)
+        publisher().signed_out(user.id)
     session.clear()
     return redirect(url_for("auth.sign_in"))

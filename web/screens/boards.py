@@ -52,7 +52,14 @@ def show_board(connection: str, name: str, table: str) -> str:
     return render_template("screens/board.html", **context)
 
 
+@bp.get("/apps/<connection>/<name>/<table>/wall")
+def show_wall(connection: str, name: str, table: str) -> str:
+    """The board for a wall: no controls, large type, every column in view; live all shift."""
+    return render_template("screens/wall.html", **_board_context(connection, name, table))
+
+
 @bp.get("/apps/<connection>/<name>/<table>/columns")
 def show_columns(connection: str, name: str, table: str) -> str:
-    """The board's columns alone: what an open board refetches when its socket (re)opens."""
+    """The board's columns alone: what an open board refetches when its socket (re)opens
+    (and each minute, so times left and urgency stay true)."""
     return render_template("screens/_columns.html", **_board_context(connection, name, table))

@@ -11,7 +11,6 @@ from sqlalchemy.exc import DBAPIError
 from werkzeug.wrappers import Response
 
 from core.pending import set_aside_rows
-from core.sweep_records import last_sweep
 from services.apps import app_store
 from services.connections import set_paused
 from services.errors import first_line
@@ -26,6 +25,7 @@ from web.screens.access import (
     screen_blueprint,
     screen_connection,
 )
+from web.screens.clock_health import ClockFigures, clock_figures
 from web.screens.samples import removable_apps
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ class ConnectionView:
 
     connection: Connection
     apps: list[App]
-    sweep: dict[str, Any] | None
+    clock: ClockFigures | None
     set_aside: int | None
     may_pause: bool
     trouble: str | None = None
@@ -51,6 +51,11 @@ class ConnectionView:
         """The card's stable id."""
         return f"connection-{self.connection.name}"
 
+    @property
+    def sweep(self) -> dict[str, Any] | None:
+        """The last sweep's record, if any."""
+        return self.clock.health.last if self.clock else None
+
 
 def read_connection(
     connection: Connection,
@@ -58,15 +63,15 @@ def read_connection(
     may_pause: bool,
     removable: frozenset[str] = frozenset(),
 ) -> ConnectionView:
-    """The card of one connection: its last sweep, and its rows set aside now."""
+    """The card of one connection: its sweep's health, the next move due, rows set aside now."""
     stores = [app_store(a) for a in apps if a.has_timed_moves]
     try:
-        sweep = last_sweep(stores[0].engine, connection.name) if stores else None
+        figures = clock_figures(stores, connection, clock()) if stores else None
         aside = len(set_aside_rows(stores)) if stores else 0
     except DBAPIError as error:
         log.warning("connection %s: its database did not answer", connection.name)
         return ConnectionView(connection, apps, None, None, may_pause, first_line(error), removable)
-    return ConnectionView(connection, apps, sweep, aside, may_pause, None, removable)
+    return ConnectionView(connection, apps, figures, aside, may_pause, None, removable)
 
 
 def connection_card(name: str) -> ConnectionView:

@@ -51,7 +51,7 @@ def push_board(event: Mapping[str, Any], q: str, state: str) -> str:
         return ""  # the board itself refused these filters: no such board is open
     card = matches(store, table, key, q, state)
     now = clock()
-    aside = keys_set_aside(set_aside_rows([store], table=table, key=str(key))) if card else set()
+    aside = keys_set_aside(set_aside_rows([store], table=table, key=str(key))) if card else {}
     found = state_counts(store, table, q)
     counts = {s: found.get(s, 0) for s in states_of(store.spec(table)) if not state or s == state}
     return render_template(
@@ -142,6 +142,12 @@ def push_connection(
     mine = frozenset(a.name for a in shown if f"{name}/{a.name}" in removable)
     view = read_connection(connection, shown, may_pause, mine)
     return render_template("live/connection.html", view=view, now=clock())
+
+
+def push_stalled(name: str, stalled: int | None) -> str:
+    """Any screen of a connection: the stalled banner (empty once sweeps run again)."""
+    connection = get_connection(db.session, name)
+    return render_template("live/stalled.html", connection=connection, stalled=stalled)
 
 
 def push_paused(name: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -40,6 +41,16 @@ class Card:
         """The card's stable id (`row-orders-42`)."""
         return f"row-{self.table}-{self.key}"
 
+    @property
+    def due(self) -> datetime | None:
+        """When its timed move is due, if it waits on one."""
+        return self.waiting.reading.at if self.waiting else None
+
+    @property
+    def order(self) -> str:
+        """Its place in its column (see `due_order`)."""
+        return due_order(self)
+
 
 @dataclass(frozen=True)
 class Board:
@@ -55,12 +66,31 @@ class Board:
 
 
 def states_of(spec: Table) -> tuple[str, ...]:
-    """Every state of a table: initial, then in the order the moves name them."""
+    """Every state of a table in the order of its flow: the initial state, then each state
+    as the moves reach it (breadth first, undos aside), the final states (no move leaves
+    them) last."""
     assert spec.states is not None
-    found = [spec.states.initial, *spec.states.moves]
-    for moves in spec.states.moves.values():
-        found.extend(m if isinstance(m, str) else m.to for m in moves)
-    return tuple(dict.fromkeys(found))
+    moves = spec.states.moves
+    found = [spec.states.initial]
+    for state in found:  # grows as it goes: each state's moves, in the order listed
+        for move in moves.get(state, []):
+            listed = MoveSpec(to=move) if isinstance(move, str) else move
+            if not listed.undo and listed.to not in found:
+                found.append(listed.to)
+    for state, listed_moves in moves.items():  # states only an undo reaches, if any
+        for name in (state, *(m if isinstance(m, str) else m.to for m in listed_moves)):
+            if name not in found:
+                found.append(name)
+    return (*(s for s in found if moves.get(s)), *(s for s in found if not moves.get(s)))
+
+
+def due_order(card: Card) -> str:
+    """Where a card stands in its column, as text that sorts so (the browser places a pushed
+    card by it too): by when its timed move is due, those with none after, oldest key first."""
+    key = str(card.key)
+    number = int(key) if key.isdigit() and len(key) <= 20 else 0
+    due = card.due.isoformat() if card.due is not None else ""
+    return f"{0 if due else 1}|{due}|{number:020d}|{key}"
 
 
 def card_columns(spec: Table) -> list[Column]:
@@ -128,6 +158,8 @@ def read_board(store: Store, table: str, q: str = "", state: str = "") -> Board:
         for row in conn.execute(query).mappings():
             card = make_card(store, table, dict(row), tables)
             board.columns.setdefault(card.state, []).append(card)
+    for cards in board.columns.values():
+        cards.sort(key=due_order)
     return board
 
 

@@ -1,16 +1,21 @@
-"""Remove sample data from the connections screen: every sample row of one app, in one
-transaction (`services.samples.remove_sample_data`), each removal pushed to the open screens."""
+"""Add or remove sample data from the connections screen: the app's kept sample set
+(`services.samples.add_kept_sample`), or every sample row of one app in one transaction
+(`services.samples.remove_sample_data`); either is pushed to the open screens. The app's
+setup (settings, opening hours) is never sample data (`core.sample_data.setup_tables`)."""
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
-from flask import render_template
+from flask import current_app, render_template
 from sqlalchemy.exc import IntegrityError
 
+from core.errors import AdminiumError
 from services.apps import app_store
 from services.errors import first_line
 from services.models import ADMIN, App, User
+from services.samples import EXAMPLES, add_kept_sample, sample_path
 from services.samples import remove_sample_data as remove_samples
 from web.context import clock, publisher
 from web.errors import Forbidden
@@ -34,15 +39,45 @@ def removable_apps(user: User, apps: list[App]) -> frozenset[str]:
     return frozenset(app.name for app in apps if may_remove_sample(user, app))
 
 
-@bp.post("/connections/<name>/apps/<app_name>/sample/remove")
-def remove_sample_data(name: str, app_name: str) -> str:
-    """Remove every sample row of the app; answer how many rows of each table went."""
+def samples_folder() -> Path:
+    """Where the apps' sample sets are kept (SAMPLES_FOLDER, else examples/)."""
+    return Path(current_app.config.get("SAMPLES_FOLDER") or EXAMPLES)
+
+
+def has_sample(app: App) -> bool:
+    """Whether the app keeps a sample set to add."""
+    return sample_path(app.name, samples_folder()) is not None
+
+
+def _sample_app(name: str, app_name: str, verb: str) -> App:
+    """The app whose sample data the user adds or removes; 403 without the role."""
     app, _ = screen_app(name, app_name)
     if not may_remove_sample(require_user(), app):
         raise Forbidden(
-            "removing sample data needs the manager or admin role in the app",
+            f"{verb} sample data needs the manager or admin role in the app",
             {"connection": name, "app": app_name},
         )
+    return app
+
+
+@bp.post("/connections/<name>/apps/<app_name>/sample/add")
+def add_sample_data(name: str, app_name: str) -> str:
+    """Add the app's kept sample set; answer how many rows it added."""
+    app = _sample_app(name, app_name, "adding")
+    try:
+        added = add_kept_sample(
+            app_store(app), now=clock(), publisher=publisher(), folder=samples_folder()
+        )
+    except AdminiumError as error:
+        log.info("sample data of %s/%s not added: %s", name, app_name, error.code)
+        return render_template("screens/_sample_added.html", app=app, refused=error, added=None)
+    return render_template("screens/_sample_added.html", app=app, refused=None, added=added)
+
+
+@bp.post("/connections/<name>/apps/<app_name>/sample/remove")
+def remove_sample_data(name: str, app_name: str) -> str:
+    """Remove every sample row of the app; answer how many rows of each table went."""
+    app = _sample_app(name, app_name, "removing")
     try:
         removed = remove_samples(app_store(app), now=clock(), publisher=publisher())
     except IntegrityError as error:

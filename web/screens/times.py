@@ -15,11 +15,23 @@ VERBS = {
     "no_show": "no-show",
 }
 """How a card names a timed move by where it goes ("cancels Fri 21:00")."""
+SOON = timedelta(hours=1)
+"""A timed move due within this long is urgent on a board."""
 
 
 def full(instant: datetime | None, zone: ZoneInfo) -> str:
     """An instant on the venue's clock with its date: `Fri 10 Jul 2026 21:00`."""
     return "" if instant is None else instant.astimezone(zone).strftime("%a %d %b %Y %H:%M")
+
+
+def full_seconds(instant: datetime | None, zone: ZoneInfo) -> str:
+    """An instant with its seconds, where the minute matters: `Fri 10 Jul 2026 08:34:02`."""
+    return "" if instant is None else instant.astimezone(zone).strftime("%a %d %b %Y %H:%M:%S")
+
+
+def wall(instant: datetime | None, zone: ZoneInfo) -> str:
+    """An instant's wall time alone: `08:33`."""
+    return "" if instant is None else instant.astimezone(zone).strftime("%H:%M")
 
 
 def short(instant: datetime | None, zone: ZoneInfo) -> str:
@@ -46,6 +58,13 @@ def _span(delta: timedelta) -> str:
     parts = [(days, "d"), (hours, "h"), (minutes, "min")]
     shown = [f"{n} {unit}" for n, unit in parts if n][:2]
     return " ".join(shown)
+
+
+def urgency(instant: datetime, now: datetime) -> str:
+    """How urgent a card's timed move looks: `overdue`, `soon` (within the hour), `later`."""
+    if instant <= now:
+        return "overdue"
+    return "soon" if instant - now <= SOON else "later"
 
 
 def verb(to: str) -> str:
@@ -81,7 +100,10 @@ def init_app(app: Flask) -> None:
     """Make the helpers template filters."""
     app.add_template_filter(full, "full")
     app.add_template_filter(short, "short")
+    app.add_template_filter(full_seconds, "full_seconds")
+    app.add_template_filter(wall, "wall")
     app.add_template_filter(relative, "relative")
     app.add_template_filter(verb, "verb")
+    app.add_template_filter(urgency, "urgency")
     app.add_template_filter(value, "value")
     app.add_template_filter(audit_value, "audit_value")
