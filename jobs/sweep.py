@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import logging
 import os
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from redis import RedisError
 from rq import Queue, get_current_job
 from rq.exceptions import DuplicateJobError
 from rq.job import Job
+from rq.queue import EnqueueData
 
 from core.sweep import SweepReport
 from services.events import Publisher
 from services.storage import open_session
+from services.sweep_ledger import mark_finished, mark_started
 from services.sweeps import sweep
 
 log = logging.getLogger(__name__)
@@ -28,8 +33,11 @@ WAIT_SECONDS = 55
 """How long after its minute began a queued sweep may still start (`ttl`)."""
 JOB_TIMEOUT = 58
 """A sweep's `job_timeout`: under the minute; its own deadline stops it sooner."""
-RESULT_TTL = 600
-"""How long a sweep's job (and so its id, for `unique`) is kept after it ran."""
+RESULT_TTL = 120
+"""How long a sweep's job (and so its id, for `unique`) is kept after it ran: past its
+minute, and no longer (at thousands of connections a minute, results add up in Redis)."""
+FAILURE_TTL = int(timedelta(days=1).total_seconds())
+"""How long a failed sweep's job is kept for a look."""
 
 
 def minute_of(instant: datetime) -> datetime:
@@ -43,27 +51,46 @@ def sweep_job_id(connection: str, minute: datetime) -> str:
     return f"adminium-sweep-{connection}-{minute_of(minute):%Y%m%dT%H%MZ}"
 
 
+def wait_left(minute: datetime, now: datetime) -> int:
+    """Whole seconds a sweep of `minute` may still wait in the queue at `now` (its `ttl`)."""
+    return int(WAIT_SECONDS - (now - minute_of(minute)).total_seconds())
+
+
+def sweep_data(connection: str, minute: datetime, ttl: int) -> EnqueueData:
+    """A connection's sweep of a minute as the queue takes it (one job id per minute)."""
+    return Queue.prepare_data(
+        run_sweep,
+        (connection, minute_of(minute).isoformat()),
+        job_id=sweep_job_id(connection, minute),
+        ttl=ttl,
+        timeout=JOB_TIMEOUT,
+        result_ttl=RESULT_TTL,
+        failure_ttl=FAILURE_TTL,
+        description=f"sweep {connection} {minute_of(minute):%H:%M}Z",
+    )
+
+
 def enqueue_sweep(queue: Queue, connection: str, minute: datetime, now: datetime) -> Job | None:
     """Enqueue a connection's sweep for a minute once; None when it is already there."""
     minute = minute_of(minute)
-    waited = (now - minute).total_seconds()
-    ttl = int(WAIT_SECONDS - waited)
+    ttl = wait_left(minute, now)
     if ttl <= 0:
         log.info(
             "sweep of connection %s for %s not enqueued: its minute is over", connection, minute
         )
         return None
     try:
+        data = sweep_data(connection, minute, ttl)
         return queue.enqueue(
-            run_sweep,
-            connection,
-            job_id=sweep_job_id(connection, minute),
+            data.func,
+            *data.args,
+            job_id=data.job_id,
             unique=True,
-            ttl=ttl,
-            job_timeout=JOB_TIMEOUT,
-            result_ttl=RESULT_TTL,
-            failure_ttl=int(timedelta(days=1).total_seconds()),
-            description=f"sweep {connection} {minute:%H:%M}Z",
+            ttl=data.ttl,
+            job_timeout=data.timeout,
+            result_ttl=data.result_ttl,
+            failure_ttl=data.failure_ttl,
+            description=data.description,
         )
     except DuplicateJobError:
         log.debug("sweep of connection %s for %s already enqueued", connection, minute)
@@ -78,13 +105,32 @@ def control_url() -> str:
     return url
 
 
-def run_sweep(connection: str) -> dict[str, Any]:
-    """The RQ job: sweep one connection now; its summary is the job's result."""
+def run_sweep(connection: str, minute: str | None = None) -> dict[str, Any]:
+    """The RQ job: sweep one connection now; its summary is the job's result. The tick
+    names the `minute` it enqueued it for, so the ledger dates its start and lag."""
     job = get_current_job()
-    publisher = Publisher(job.connection if job is not None else None)
+    client = job.connection if job is not None else None
+    now = datetime.now(UTC)
+    if client is not None and minute is not None:
+        _tell(lambda: mark_started(client, connection, datetime.fromisoformat(minute), now))
+    started = time.monotonic()
     with open_session(control_url()) as session:
-        report = sweep(session, connection, now=datetime.now(UTC), publisher=publisher)
+        report = sweep(session, connection, now=now, publisher=Publisher(client))
+    if client is not None:
+        seconds = time.monotonic() - started
+        moved, aside = len(report.moved), len(report.set_aside)
+        _tell(
+            lambda: mark_finished(client, connection, seconds=seconds, moved=moved, set_aside=aside)
+        )
     return summary(report)
+
+
+def _tell(write: Callable[[], None]) -> None:
+    """Write the ledger; Redis failing here is logged (the sweep's own work has committed)."""
+    try:
+        write()
+    except RedisError as error:
+        log.warning("sweep ledger not written: %s", error.__class__.__name__)
 
 
 def summary(report: SweepReport) -> dict[str, Any]:

@@ -1,25 +1,62 @@
-"""The minute tick: enqueue one sweep per connection whose apps list a timed move."""
+"""The minute tick: enqueue one sweep per connection whose apps list a timed move.
+
+Every clock enqueues the tick each minute; the first tick of a minute claims it, counts
+the sweeps of earlier minutes that never started (dropped: logged, counted, shown), and
+enqueues the minute's sweeps in one pipeline, the connections served longest ago first,
+so a connection skipped in one minute is among the first of the next.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from redis import Redis
 from rq import Queue, get_current_job
 
-from jobs.sweep import QUEUE, control_url, enqueue_sweep, minute_of
+from jobs.sweep import QUEUE, control_url, minute_of, sweep_data, wait_left
 from services.connections import connections_with_timed_moves
 from services.storage import open_session
+from services.sweep_ledger import (
+    Drop,
+    DropReason,
+    count_drops,
+    fair_order,
+    mark_waiting,
+    take_dropped,
+)
 
 log = logging.getLogger(__name__)
 
+CLAIM_SECONDS = 120
+"""How long a minute's claim is kept: past its minute, so a second clock's tick finds it."""
 
-def enqueue_minute(queue: Queue, names: Iterable[str], minute: datetime, now: datetime) -> int:
-    """Enqueue each connection's sweep of `minute` once; how many this call enqueued."""
-    return sum(enqueue_sweep(queue, name, minute, now) is not None for name in names)
+
+def claim_key(queue: Queue, minute: datetime) -> str:
+    """The key the first tick of a minute sets; later ticks of that minute find it."""
+    return f"adminium:tick:{queue.name}:{minute_of(minute):%Y%m%dT%H%MZ}"
+
+
+def enqueue_minute(queue: Queue, names: Sequence[str], minute: datetime, now: datetime) -> int:
+    """Enqueue each connection's sweep of `minute` once, longest unserved first; how many
+    this call enqueued (none when another tick of the minute did)."""
+    client = queue.connection
+    minute = minute_of(minute)
+    if not client.set(claim_key(queue, minute), 1, nx=True, ex=CLAIM_SECONDS):
+        return 0
+    count_drops(client, take_dropped(client, minute))
+    ttl = wait_left(minute, now)
+    if ttl <= 0:
+        count_drops(client, [Drop(n, minute, DropReason.late_tick.value) for n in names])
+        return 0
+    order = fair_order(client, names)
+    with client.pipeline() as pipe:
+        queue.enqueue_many([sweep_data(name, minute, ttl) for name in order], pipeline=pipe)
+        mark_waiting(pipe, order, minute)
+        pipe.execute()
+    return len(order)
 
 
 def enqueue_sweeps() -> int:

@@ -7,7 +7,7 @@ import re
 
 import psycopg
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from core.clock import UnknownZone, known_zone
 from core.values import text_fault
@@ -129,4 +129,6 @@ def connections_with_timed_moves(session: Session) -> list[str]:
     A paused connection's sweep is enqueued like any other and reads the flag as it starts,
     so a connection resumed during the minute is swept in that minute.
     """
-    return [c.name for c in list_connections(session) if any(app.has_timed_moves for app in c.apps)]
+    # The apps in one query with their connections: at thousands, not one query each.
+    query = select(Connection).options(selectinload(Connection.apps)).order_by(Connection.name)
+    return [c.name for c in session.scalars(query) if any(a.has_timed_moves for a in c.apps)]

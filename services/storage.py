@@ -1,16 +1,21 @@
 """Adminium's own database and the venues' databases: migrations, engines, sessions.
 
 Each operation takes a SQLAlchemy `Session` on Adminium's own database (`db.session`
-inside Flask, `open_session(url)` outside it). Engines are one per database URL.
+inside Flask, `open_session(url)` outside it). Engines are one per database URL, and a
+process keeps at most `WARM_ENGINES` of them, the least recently used one disposed to
+make room: a worker sweeping thousands of venue databases holds the pools of the few it
+used last and connects to the rest as it sweeps them, so the connections a process holds
+open stay bounded whatever the number of venues (docs/operations.md, "Running at scale").
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from pathlib import Path
 
 from alembic import command
@@ -56,10 +61,53 @@ def control_plane_revisions(url: str) -> set[str]:
         engine.dispose()
 
 
-@cache
+WARM_ENGINES = int(os.environ.get("ADMINIUM_WARM_ENGINES", "8"))
+"""How many database URLs' engines (and pools) a process keeps (ADMINIUM_WARM_ENGINES)."""
+POOL_SIZE = 5
+"""Connections an engine's pool keeps open once used (more may open while busy)."""
+
+
+class Engines:
+    """At most `size` engines by URL, the least recently used disposed to make room."""
+
+    def __init__(self, size: int) -> None:
+        self.size = max(1, size)
+        self._engines: OrderedDict[str, Engine] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, url: str) -> Engine:
+        """The engine for a URL: the warm one, or a new one (disposing the coldest)."""
+        with self._lock:
+            engine = self._engines.get(url)
+            if engine is not None:
+                self._engines.move_to_end(url)
+                return engine
+            engine = create_engine(sqlalchemy_url(url), pool_pre_ping=True, pool_size=POOL_SIZE)
+            self._engines[url] = engine
+            cold = self._engines.popitem(last=False)[1] if len(self._engines) > self.size else None
+        if cold is not None:
+            # Its idle connections close now; one still checked out closes when given back.
+            cold.dispose()
+        return engine
+
+    def __len__(self) -> int:
+        return len(self._engines)
+
+    def clear(self) -> None:
+        """Dispose of every engine (tests, and a process that forks)."""
+        with self._lock:
+            engines, self._engines = list(self._engines.values()), OrderedDict()
+        for engine in engines:
+            engine.dispose()
+
+
+ENGINES = Engines(WARM_ENGINES)
+"""This process's warm engines."""
+
+
 def engine_for(url: str) -> Engine:
-    """One pooled engine per database URL (the control plane's, or a connection's)."""
-    return create_engine(sqlalchemy_url(url), pool_pre_ping=True)
+    """The pooled engine of a database URL (the control plane's, or a connection's)."""
+    return ENGINES.get(url)
 
 
 @contextmanager

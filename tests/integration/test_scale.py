@@ -1,0 +1,146 @@
+"""Running at scale, on real Redis and PostgreSQL: a dropped sweep is counted and logged and
+its connection goes first the next minute; the warm engines stay bounded; the worker class
+still stops a job at its timeout."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+import pytest
+import redis
+from rq import Queue
+from rq.job import Job, JobStatus
+
+from jobs.sweep import sweep_job_id
+from jobs.tick import enqueue_minute
+from jobs.worker import SweepWorker
+from services.storage import Engines
+from services.sweep_ledger import DROPPED, DropReason, mark_started, missed
+
+# A fixed past minute: the tests pass `now`, so nothing here waits for the wall clock.
+MINUTE = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def client(redis_url: str) -> Iterator[redis.Redis]:
+    connection = redis.Redis.from_url(redis_url)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def queue(client: redis.Redis) -> Iterator[Queue]:
+    """A queue of this test's own (the ledger's keys are shared; the names are unique)."""
+    found = Queue(f"test-scale-{uuid.uuid4().hex[:8]}", connection=client)
+    yield found
+    found.empty()
+
+
+def names(count: int) -> list[str]:
+    tag = uuid.uuid4().hex[:8]
+    return [f"s{tag}-{i}" for i in range(count)]
+
+
+def test_a_sweep_not_started_in_its_minute_is_counted_logged_and_goes_first_next_minute(
+    client: redis.Redis, queue: Queue, caplog: pytest.LogCaptureFixture
+) -> None:
+    a, b, c = names(3)
+    # 12:00:01: all three enqueued, never served before, so by name.
+    assert enqueue_minute(queue, [c, b, a], MINUTE, MINUTE + timedelta(seconds=1)) == 3
+    assert queue.get_job_ids() == [sweep_job_id(n, MINUTE) for n in (a, b, c)]
+    # Only a's job started in 12:00 (its first act marks it); b's and c's waits ran out.
+    mark_started(client, a, MINUTE, MINUTE + timedelta(seconds=3))
+    queue.empty()
+
+    following = MINUTE + timedelta(minutes=1)
+    with caplog.at_level(logging.WARNING, logger="services.sweep_ledger"):
+        assert enqueue_minute(queue, [a, b, c], following, following + timedelta(seconds=1)) == 3
+    # The skipped ones first (served never), the one served at 12:00 last.
+    assert queue.get_job_ids() == [sweep_job_id(n, following) for n in (b, c, a)]
+    for name in (b, c):
+        assert int(client.hget(DROPPED, name) or 0) == 1
+        found = missed(client, name)
+        assert found is not None
+        assert (found.count, found.minute, found.why) == (1, MINUTE, DropReason.expired.value)
+        assert (
+            f"sweep of connection {name} for 2026-05-04 12:00Z dropped: "
+            f"{DropReason.expired.value}" in caplog.text
+        )
+    assert missed(client, a) is None
+    # A second tick of 12:01 (another clock) enqueues nothing and counts nothing again.
+    assert enqueue_minute(queue, [a, b, c], following, following + timedelta(seconds=2)) == 0
+    assert int(client.hget(DROPPED, b) or 0) == 1
+
+
+def test_a_tick_after_its_minutes_window_counts_each_sweep_dropped(
+    client: redis.Redis, queue: Queue, caplog: pytest.LogCaptureFixture
+) -> None:
+    (late,) = names(1)
+    # 12:00:56 is past the 55 s a sweep of 12:00 may wait: nothing is enqueued.
+    with caplog.at_level(logging.WARNING, logger="services.sweep_ledger"):
+        assert enqueue_minute(queue, [late], MINUTE, MINUTE + timedelta(seconds=56)) == 0
+    assert len(queue) == 0
+    found = missed(client, late)
+    assert found is not None and (found.count, found.why) == (1, DropReason.late_tick.value)
+    assert f"sweep of connection {late} for 2026-05-04 12:00Z dropped" in caplog.text
+
+
+def test_warm_engines_are_bounded_and_the_coldest_lets_its_connections_go(
+    server_database_url: str,
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    # Three URLs of one database, told apart by application_name (what pg_stat_activity shows).
+    urls = [
+        f"{server_database_url}{'&' if '?' in server_database_url else '?'}"
+        f"application_name=lru-{tag}-{i}"
+        for i in range(3)
+    ]
+    engines = Engines(2)
+
+    def open_on_server(i: int) -> int:
+        with psycopg.connect(server_database_url) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+                (f"lru-{tag}-{i}",),
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def settled(i: int, count: int) -> int:
+        deadline = time.monotonic() + 5
+        while open_on_server(i) != count and time.monotonic() < deadline:
+            time.sleep(0.05)  # the server sees a closed socket a moment later
+        return open_on_server(i)
+
+    def use(i: int) -> None:
+        with engines.get(urls[i]).connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+
+    try:
+        use(0)
+        use(1)
+        assert (open_on_server(0), open_on_server(1)) == (1, 1)  # each pool keeps its one
+        use(2)
+        assert len(engines) == 2
+        assert (settled(0, 0), open_on_server(1), open_on_server(2)) == (0, 1, 1)
+        # The coldest is the least recently used, not the first made: 1 used again, so 2 goes.
+        use(1)
+        use(0)
+        assert (settled(2, 0), open_on_server(0), open_on_server(1)) == (0, 1, 1)
+    finally:
+        engines.clear()
+
+
+def test_the_worker_class_stops_a_job_at_its_timeout(client: redis.Redis, queue: Queue) -> None:
+    job = queue.enqueue(time.sleep, 10, job_timeout=1)
+    started = time.monotonic()
+    SweepWorker([queue], connection=client).work(burst=True)
+    took = time.monotonic() - started
+    job = Job.fetch(job.id, connection=client)
+    assert job.get_status() == JobStatus.FAILED
+    assert "JobTimeoutException" in (job.latest_result().exc_string or "")
+    assert took < 5  # stopped at about 1 s, not after the 10 s sleep
