@@ -145,3 +145,31 @@ class RowNotDue(AdminiumError):
 
     code = "ROW_NOT_DUE"
     status = 409
+
+
+class LimitReached(AdminiumError):
+    """The write would make more rows count in a limit's group than its `max`."""
+
+    code = "LIMIT_REACHED"
+    status = 409
+
+
+class LimitBusy(AdminiumError):
+    """Other writers of the limit's group held it for longer than a write waits: try again."""
+
+    code = "LIMIT_BUSY"
+    status = 409
+
+
+class LedgerBusy(AdminiumError):
+    """Another writer holds the ledger account a posting changes: try again."""
+
+    code = "LEDGER_BUSY"
+    status = 409
+
+
+class LedgerCap(AdminiumError):
+    """A posting or a give-back would take an account's balance outside its ledger's bounds."""
+
+    code = "LEDGER_CAP"
+    status = 409

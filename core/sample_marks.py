@@ -6,6 +6,7 @@ adding and removing sample data is `core.sample_data`."""
 from __future__ import annotations
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
 from core.audit import adminium_metadata
 
@@ -18,3 +19,15 @@ sample_marks = sa.Table(
     sa.Column("added_at", sa.DateTime(timezone=True), nullable=False),
 )
 """One mark per sample row; a mark stays whatever moves the row, the clock included."""
+
+
+def is_sample_row(conn: Connection, app: str, table: str, key: object) -> bool:
+    """Whether a row is sample data (it carries a mark)."""
+    found = conn.execute(
+        sa.select(sa.literal(1)).where(
+            sample_marks.c.app == app,
+            sample_marks.c.table_name == table,
+            sample_marks.c.row_key == str(key),
+        )
+    ).first()
+    return found is not None

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from sqlalchemy.engine import Connection, Engine
 
 from core.audit import ADMINIUM_SCHEMA, adminium_metadata
+from core.ledger_entries import postings as _postings  # noqa: F401  (install makes it)
 from core.manifest.model import (
     App,
     Column,

@@ -24,6 +24,9 @@ from sqlalchemy.engine import Connection
 from core.due import Due, Rule, find_due, timed_rules
 from core.errors import AdminiumError, RowNotDue
 from core.fence import Fence
+from core.holds import holding_tables
+from core.ledger_entries import PostingRecord, due_holds
+from core.ledgers import GiveBack, give_back_hold, give_back_rule
 from core.moments import Tables
 from core.reminders import queue_reminders
 from core.set_aside import (
@@ -86,6 +89,9 @@ class SweepReport:
     error: str | None = None
     took_ms: float = 0.0
     dry_run: bool = False
+    given_back: tuple[GiveBack, ...] = ()
+    holds_refused: tuple[tuple[PostingRecord, str], ...] = ()
+    holds_busy: tuple[PostingRecord, ...] = ()
 
     def refused(self) -> dict[str, int]:
         """How many rows each refusal code set aside."""
@@ -126,6 +132,9 @@ class _Sweep:
     left_alone: list[Due] = field(default_factory=list)
     passed_by: tuple[Due, ...] = ()
     left: tuple[Due, ...] = ()
+    given_back: list[GiveBack] = field(default_factory=list)
+    holds_refused: list[tuple[PostingRecord, str]] = field(default_factory=list)
+    holds_busy: list[PostingRecord] = field(default_factory=list)
 
     def report(self, outcome: SweepOutcome, error: str | None = None) -> SweepReport:
         took = (self.clock() - self.started) * 1000.0
@@ -142,6 +151,9 @@ class _Sweep:
             error,
             round(took, 3),
             self.dry_run,
+            tuple(self.given_back),
+            tuple(self.holds_refused),
+            tuple(self.holds_busy),
         )
 
 
@@ -158,7 +170,7 @@ def sweep_connection(
 ) -> SweepReport:
     """Sweep one connection at `now`: move its due rows, set aside the refused, record it."""
     run = _Sweep(connection, now, dry_run, clock, clock())
-    stores = [s for s in stores if timed_rules(s)]
+    stores = [s for s in stores if timed_rules(s) or holding_tables(s.app)]
     if not stores:
         return run.report(SweepOutcome.done)
     engine = stores[0].engine
@@ -179,9 +191,11 @@ def sweep_connection(
     if not dry_run:
         _record(engine, report)
     log.info(
-        "sweep of connection %s: %s, moved %s, set aside %s, conflicts %s, left %s, %.1f ms",
+        "sweep of connection %s: %s, gave back %s, moved %s, set aside %s, conflicts %s,"
+        " left %s, %.1f ms",
         connection,
         report.outcome.value,
+        len(report.given_back),
         len(report.moved),
         len(report.set_aside),
         len(report.conflicts),
@@ -208,8 +222,11 @@ def _run(
             if records:
                 _forget_left_from(conn, stores, records)
                 records = read_set_aside(conn, [s.app.name for s in stores])
-            _give_back_holds(conn, stores, run.now)
+            limit -= _give_back_holds(run, conn, stores, records, limit, on_moved)
             queue_reminders(conn, stores, run.now)
+        if limit <= 0:
+            conn.rollback()
+            return SweepOutcome.more
         tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
         found = find_due(conn, stores, now=run.now, limit=limit, records=records, tables=tables)
         conn.rollback()
@@ -333,10 +350,65 @@ def _forget_left_from(
     conn.commit()
 
 
-def _give_back_holds(conn: Connection, stores: Sequence[Store], now: datetime) -> None:
-    """A hold that nobody finishes: give back holds whose moment has passed (a later issue)."""
-    # Holds and ledgers arrive with their own issue; this is the step where they are given back.
-    return None
+def _give_back_holds(
+    run: _Sweep,
+    conn: Connection,
+    stores: Sequence[Store],
+    records: Mapping[RecordKey, SetAside],
+    limit: int,
+    on_moved: Callable[[WriteResult], None] | None,
+) -> int:
+    """A hold that nobody finishes: first, the holds whose heldUntil has passed are given
+    back, longest-due first, each in its own transaction; a give-back refused (the ledger's
+    cap) is set aside for an hour, one another writer holds is tried next minute. How many
+    of the minute's `limit` they took."""
+    found = [
+        (store, record)
+        for store in stores
+        if holding_tables(store.app)
+        for record in due_holds(conn, store.app.name, run.now, limit + len(records))
+    ]
+    conn.rollback()
+    found.sort(key=lambda pair: (pair[1].held_until or run.now, pair[1].table, pair[1].key))
+    tried = 0
+    for store, record in found:
+        rule = give_back_rule(record.posting)
+        aside = records.get((store.app.name, record.table, record.key, rule))
+        if aside is not None and record.held_until and aside.holds(record.held_until, run.now):
+            continue
+        if tried >= limit:
+            break
+        tried += 1
+        held = conn if store.engine is conn.engine else None
+        try:
+            given = give_back_hold(store, record, now=run.now, conn=held)
+        except AdminiumError as error:
+            if not sets_aside(error):
+                run.holds_busy.append(record)
+                continue
+            with store.transaction(held) as kept:
+                set_aside_row(
+                    kept,
+                    connection=run.connection,
+                    app=store.app.name,
+                    table=record.table,
+                    key=record.key,
+                    rule=rule,
+                    moment=record.held_until or run.now,
+                    error=error,
+                    now=run.now,
+                )
+            run.holds_refused.append((record, error.code))
+            continue
+        if given is None:
+            continue
+        run.given_back.append(given)
+        if aside is not None:
+            with store.transaction(held) as kept:
+                drop_set_aside(kept, store.app.name, record.table, record.key, rule)
+        if on_moved is not None and given.row is not None:
+            on_moved(WriteResult(record.table, given.events[0].key, given.row, given.events))
+    return tried
 
 
 def _record(engine: sa.Engine, report: SweepReport) -> None:

@@ -32,6 +32,8 @@ from core.errors import (
     WriteConflict,
 )
 from core.events import RowEvent
+from core.ledgers import make_postings, plan_postings
+from core.limits import judge_limits
 from core.lock import judge_lock
 from core.manifest.model import MoveSpec, Table, Timed
 from core.moments import MomentContext, Tables
@@ -210,6 +212,7 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     # 4. the lock (what `set`, stamps and codes write passes it); limits join here.
     # The database's own refusals (privileges, constraints) come from the write itself.
     judge_lock(spec, held, after, sent)
+    judge_limits(conn, store, req.table, held, after, key=req.key, actor=req.actor, now=req.now)
     # 5. write: the state, `set` values, the late flag, stamps, codes; totals join here.
     changes = dict(sent)
     if state_column is not None and state_to is not None and state_to != state_from:
@@ -219,6 +222,8 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
         changes[verdict.flag] = True
     changes.update(stamp_values(spec, stamps, req.now, verdict.tables, store.zone))
     changes.update(code_values(spec, held, {**after, **changes}))
+    postings = plan_postings(conn, store, req.table, held, {**after, **changes}, req.actor)
+    changes.update(postings.changes)
     if not changes and not creating:
         return WriteResult(req.table, req.key, held or {}, ())
     # 6. effects: linked rows moved as their own table's declared move (next issue).
@@ -226,6 +231,7 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     #    that watch the state or the table join here (never emails for sample rows).
     written.extend(changes)
     row = _write_and_audit(conn, store, req, changes, (state_from, state_to))
+    make_postings(conn, store, req.table, postings, held, row, actor=req.actor, now=req.now)
     queued = queue_messages(conn, store, req.table, held, row, req.actor, req.now)
     if creating and req.actor.kind is ActorKind.sample:
         # A sample row is marked in its own write, so no crash leaves it unmarked.

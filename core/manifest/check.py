@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.mail import template_refusals
+from core.manifest.ledger_rules import check_ledger_rules
 from core.manifest.lookup import (
     WHOLE_NUMBER_TYPES,
     Lookup,
@@ -85,6 +86,7 @@ def check_app(app: App) -> list[Refusal]:
         _check_columns(lk, out, ("tables", name), name, table)
         check_states(lk, out, ("tables", name, "states"), name, table)
         _check_lock(out, ("tables", name, "lock"), name, table)
+    check_ledger_rules(lk, out, _check_watch)
     if app.outbox is not None:
         _check_outbox(lk, out)
     return out

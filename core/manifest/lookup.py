@@ -137,10 +137,11 @@ class Lookup:
         return column_of(found, name) if found else None
 
     def stands_alone(self, name: str) -> bool:
-        """No foreign key of its own, none pointing at it, no states (limits and bookings later)."""
+        """No foreign key of its own, none pointing at it, no states or limits (bookings later)."""
         table = self.app.tables[name]
         links = any(column.references for column in table.columns)
-        return not links and name not in self.referenced and table.states is None
+        kept = table.states is not None or bool(table.limits)
+        return not links and name not in self.referenced and not kept
 
     def is_setting_table(self, name: str) -> bool:
         """Whether settings may be read from this table."""

@@ -301,13 +301,87 @@ class LockRule(Model):
     columns: list[Literal["*"] | Name] = Field(min_length=1)
 
 
+# --- limits, holds and postings (WHAT-A-MOVE-SETS-OFF.md) ------------------------
+
+
+class Limit(Model):
+    """How many rows may count at once: those whose `count` column holds one of its values,
+    per group of equal `per` columns (none: the whole table), at most `max`."""
+
+    name: Name
+    count: ValueWatch
+    per: list[Name] = Field(default_factory=list)
+    max: Amount
+
+
+class Hold(Model):
+    """The states in which a row's posting is a hold, kept until the moment `until` names."""
+
+    states: list[Name] = Field(min_length=1)
+    until: Moment
+
+
+def _posting_on_tag(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "~create"
+    return tag_of({ValueWatch: "~watch"}, value, lambda _: "~watch")
+
+
+PostingOn = Annotated[
+    Annotated[Literal["create"], Tag("~create")] | Annotated[ValueWatch, Tag("~watch")],
+    Discriminator(
+        _posting_on_tag,
+        custom_error_type="posting_on",
+        custom_error_message='a posting is made on "create" or on {"column", "values"}',
+    ),
+]
+
+
+class Posting(Model):
+    """The row's `amount` taken from the ledger account its `via` points at, on create or
+    on a move into given values; a hold given back by a move into `givesBack`."""
+
+    ledger: Name
+    via: Name
+    amount: Name
+    on: PostingOn
+    gives_back: list[Name] | None = Field(default=None, alias="givesBack")
+
+
 class Table(Model):
-    """One table of the app. Later rules (lock, limits, effects, holds) join here."""
+    """One table of the app. Later rules (effects, totals) join here."""
 
     key: Name
     columns: list[Column] = Field(min_length=1)
     states: States | None = None
     lock: list[LockRule] | None = None
+    limits: list[Limit] | None = None
+    hold: Hold | None = None
+    postings: list[Posting] | None = None
+
+
+# --- ledgers --------------------------------------------------------------------
+
+
+Bound = Annotated[
+    Annotated[Number, Tag("~number")] | Annotated[SettingRef, Tag("~setting")],
+    Discriminator(
+        _amount_tag,
+        custom_error_type="bound",
+        custom_error_message="a ledger's bound is a number or a setting {table, column}",
+    ),
+]
+"""A ledger's `min` or `max`: a number, or a number column of the settings row."""
+
+
+class Ledger(Model):
+    """A table of accounts and its balance column, kept between `min` and `max`."""
+
+    name: Name
+    table: Name
+    balance: Name
+    min: Bound | None = None
+    max: Bound | None = None
 
 
 # --- the outbox -----------------------------------------------------------------
@@ -409,6 +483,7 @@ class App(Model):
     roles: list[Name] = Field(default_factory=list)
     tables: dict[Name, Table] = Field(min_length=1)
     outbox: Outbox | None = None
+    ledgers: list[Ledger] | None = None
 
     @property
     def settings_table(self) -> str | None:

@@ -1,0 +1,365 @@
+"""Ledgers, postings and holds (WHAT-A-MOVE-SETS-OFF.md "Holds, ledgers and give-backs").
+
+A posting takes the row's `amount` from the account its `via` points at when the row is
+made (`"on": "create"`) or moves into given values, in the write's transaction: the
+account locked FOR UPDATE NOWAIT (held elsewhere: LEDGER_BUSY), its balance kept within
+the ledger's `min`..`max` (else LEDGER_CAP), one entry in `adminium.ledger_entries`.
+While the row is in a held state its posting is a hold until heldUntil: a move into
+`givesBack` gives it back at once (the amount back to the account, the row's amount
+column to 0); a move to any other state outside the held ones takes it for good. The
+minute sweep gives back the holds nobody finished (`give_back_hold`). Sample rows never
+post.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from core.actors import Actor, ActorKind
+from core.audit import audit_entry, write_and_audit
+from core.errors import LedgerBusy, LedgerCap, RowNotFound, ValueRefused, WriteConflict
+from core.events import RowEvent
+from core.holds import held_until, is_held
+from core.ledger_entries import (
+    EntryKind,
+    PostingRecord,
+    PostingStatus,
+    read_postings,
+    write_entry,
+    write_posting,
+)
+from core.manifest.model import Ledger, Posting, SettingRef, Table, ValueWatch
+from core.moments import Tables, read_setting
+from core.sample_marks import is_sample_row
+from core.set_aside import drop_set_aside
+from core.store import Row, Store
+
+log = logging.getLogger(__name__)
+
+
+def give_back_rule(posting: int) -> int:
+    """The set-aside record's rule number of a posting's give-back: minus the posting's
+    number, so it never meets a timed rule's (numbered from 1)."""
+    return -posting
+
+
+@dataclass(frozen=True)
+class PostingPlan:
+    """What a write's postings need before the row is written: the row's posting records,
+    and the columns the write sets (a hold's amount to 0 when a move gives it back)."""
+
+    records: Mapping[int, PostingRecord] = field(default_factory=dict)
+    changes: Mapping[str, Any] = field(default_factory=dict)
+    skip: bool = True
+
+
+@dataclass(frozen=True)
+class _Change:
+    """One balance change a write makes: which posting, which account, by how much."""
+
+    number: int
+    ledger: Ledger
+    account: Any
+    amount: Decimal
+    kind: EntryKind
+
+
+def plan_postings(
+    conn: Connection, store: Store, table: str, held: Row | None, after: Row, actor: Actor
+) -> PostingPlan:
+    """Step 5, before the row is written: the row's records, and what a give-back sets."""
+    spec = store.spec(table)
+    if not spec.postings or actor.kind is ActorKind.sample:
+        return PostingPlan()
+    if held is None:
+        return PostingPlan(skip=False)
+    key = str(held[spec.key])
+    if is_sample_row(conn, store.app.name, table, key):
+        return PostingPlan()
+    records = read_postings(conn, store.app.name, table, key)
+    changes = {
+        posting.amount: 0
+        for number, posting in enumerate(spec.postings, start=1)
+        if _gives_back(spec, posting, records.get(number), after)
+    }
+    return PostingPlan(records, changes, skip=False)
+
+
+def _gives_back(spec: Table, posting: Posting, record: PostingRecord | None, row: Row) -> bool:
+    """Whether the write moves a held row into one of its posting's `givesBack` states."""
+    if record is None or record.status is not PostingStatus.held or spec.states is None:
+        return False
+    return row.get(spec.states.column) in (posting.gives_back or ())
+
+
+def _takes(posting: Posting, held: Row | None, row: Row) -> bool:
+    """Whether the write makes the posting take: the row made (`on: create`), or moved into
+    one of its values."""
+    if posting.on == "create":
+        return held is None
+    assert isinstance(posting.on, ValueWatch)
+    watch = posting.on
+    moved_in = held is None or held.get(watch.column) not in watch.values
+    return moved_in and row.get(watch.column) in watch.values
+
+
+def make_postings(
+    conn: Connection,
+    store: Store,
+    table: str,
+    plan: PostingPlan,
+    held: Row | None,
+    row: Row,
+    *,
+    actor: Actor,
+    now: datetime,
+) -> None:
+    """Step 5, once the row is written: takes, give-backs and holds taken for good."""
+    spec = store.spec(table)
+    if plan.skip or not spec.postings:
+        return
+    key = str(row[spec.key])
+    ledgers = {ledger.name: ledger for ledger in store.app.ledgers or ()}
+    tables = _tables(conn, store, spec, ledgers.values())
+    until = held_until(spec.hold, row, store.zone, tables) if spec.hold else None
+    held_now = is_held(spec, row)
+    changes: list[_Change] = []
+    records: list[PostingRecord] = []
+    for number, posting in enumerate(spec.postings, start=1):
+        ledger = ledgers[posting.ledger]
+        record = plan.records.get(number)
+        if record is not None and record.status is PostingStatus.held:
+            if _gives_back(spec, posting, record, row):
+                changes.append(_Change(number, ledger, record.account, record.amount, _BACK))
+                records.append(_with(record, PostingStatus.given_back, None))
+            elif not held_now:
+                records.append(_with(record, PostingStatus.taken, None))
+            elif until != record.held_until:
+                records.append(_with(record, PostingStatus.held, until))  # re-dated
+            continue
+        if record is not None and record.status is PostingStatus.taken:
+            continue  # it stands, and is never looked at again
+        if not _takes(posting, held, row):
+            continue
+        amount, account = _amount(table, posting, row), row.get(posting.via)
+        if not amount or account is None:
+            continue
+        changes.append(_Change(number, ledger, account, amount, EntryKind.take))
+        status = PostingStatus.held if held_now else PostingStatus.taken
+        stored = str(account)
+        records.append(
+            PostingRecord(table, key, number, ledger.name, stored, amount, status, until)
+        )
+    # Accounts are locked in a fixed order (table, then key): two writers never deadlock.
+    for change in sorted(changes, key=lambda c: (c.ledger.table, str(c.account))):
+        _change_balance(
+            conn, store, change, tables, table=table, key=key, actor=actor.name, now=now
+        )
+    for record in records:
+        write_posting(conn, store.app.name, record, now)
+        if record.status is not PostingStatus.held:
+            drop_set_aside(conn, store.app.name, table, key, give_back_rule(record.posting))
+
+
+_BACK = EntryKind.give_back
+
+
+def _with(record: PostingRecord, status: PostingStatus, until: datetime | None) -> PostingRecord:
+    return PostingRecord(
+        record.table,
+        record.key,
+        record.posting,
+        record.ledger,
+        record.account,
+        record.amount,
+        status,
+        until,
+    )
+
+
+def _amount(table: str, posting: Posting, row: Row) -> Decimal | None:
+    """The row's amount for a posting; a negative amount is no payment."""
+    value = row.get(posting.amount)
+    if value is None:
+        return None
+    amount = Decimal(str(value))
+    if amount < 0:
+        raise ValueRefused(
+            f"{table}.{posting.amount} is below zero: a posting takes 0 or more",
+            {"table": table, "column": posting.amount, "reason": "check"},
+        )
+    return amount
+
+
+def _tables(conn: Connection, store: Store, spec: Table, ledgers: Any) -> Tables:
+    """The settings a hold's moment and the ledgers' bounds read."""
+    reads = store.reads([spec.hold, *ledgers])
+    return store.read_clock_tables(conn, reads.tables) if reads.tables else {}
+
+
+def _change_balance(
+    conn: Connection,
+    store: Store,
+    change: _Change,
+    tables: Tables,
+    *,
+    table: str,
+    key: str,
+    actor: str,
+    now: datetime,
+) -> None:
+    """Lock the account, keep its balance within the ledger's bounds, change it, enter it."""
+    ledger = change.ledger
+    account_key = store.coerce_key(ledger.table, change.account)
+    where = {"ledger": ledger.name, "key": change.account}
+    try:
+        account = store.read_row(conn, ledger.table, account_key, lock=True)
+    except sa.exc.OperationalError as error:
+        if getattr(error.orig, "sqlstate", None) != "55P03":
+            raise
+        raise LedgerBusy(
+            f"another writer holds account {change.account} of {ledger.name}; try again", where
+        ) from error
+    if account is None:
+        raise RowNotFound(f"no account {change.account!r} in {ledger.table}", where)
+    balance = Decimal(str(account.get(ledger.balance) or 0))
+    signed = -change.amount if change.kind is EntryKind.take else change.amount
+    after = balance + signed
+    low, high = _bound(ledger.min, tables), _bound(ledger.max, tables)
+    if (low is not _NONE and (low is None or after < low)) or (
+        high is not _NONE and (high is None or after > high)
+    ):
+        raise LedgerCap(
+            f"{ledger.name} account {change.account} would hold {after},"
+            f" outside {_shown(low)}..{_shown(high)}",
+            {**where, "balance": str(balance), "amount": str(change.amount)},
+        )
+    accounts = store.table(ledger.table)
+    key_column = accounts.c[store.spec(ledger.table).key]
+    conn.execute(
+        sa.update(accounts).where(key_column == account_key).values({ledger.balance: after})
+    )
+    write_entry(
+        conn,
+        app=store.app.name,
+        ledger=ledger.name,
+        account=str(change.account),
+        amount=signed,
+        balance=after,
+        table_name=table,
+        row_key=key,
+        posting=change.number,
+        kind=change.kind.value,
+        actor=actor,
+        at=now,
+    )
+
+
+_NONE: Any = object()
+"""A bound the ledger does not set (no `min`, or no `max`)."""
+
+
+def _bound(bound: Any, tables: Tables) -> Any:
+    """A bound as a Decimal; `_NONE` when not set; None when its setting has no value
+    (which leaves no room)."""
+    if bound is None:
+        return _NONE
+    value = read_setting(bound, tables) if isinstance(bound, SettingRef) else bound
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+        return None
+    return Decimal(str(value))
+
+
+def _shown(bound: Any) -> str:
+    return "" if bound is _NONE else "(no value)" if bound is None else str(bound)
+
+
+@dataclass(frozen=True)
+class GiveBack:
+    """A hold the clock gave back: the row (None when it is gone) and its event."""
+
+    record: PostingRecord
+    row: Row | None
+    events: tuple[RowEvent, ...]
+
+
+def give_back_hold(
+    store: Store, record: PostingRecord, *, now: datetime, conn: Connection | None = None
+) -> GiveBack | None:
+    """Give back one hold whose heldUntil has passed, in its own transaction, as the clock:
+    whatever state the row is in and with no move, its moment read again on the row as
+    held. None when there is nothing to give back now: a move took it or gave it back (it
+    is let go of), or the row was re-dated (its new heldUntil is kept)."""
+    spec = store.spec(record.table)
+    try:
+        with store.transaction(conn) as held:
+            return _give_back(held, store, spec, record, now)
+    except sa.exc.OperationalError as error:
+        if getattr(error.orig, "sqlstate", None) != "55P03":
+            raise
+        where = {"table": record.table, "key": record.key}
+        raise WriteConflict("another writer holds this row; try again", where) from error
+
+
+def _give_back(
+    conn: Connection, store: Store, spec: Table, record: PostingRecord, now: datetime
+) -> GiveBack | None:
+    key = store.coerce_key(record.table, record.key)
+    row = store.read_row(conn, record.table, key, lock=True)
+    current = read_postings(conn, store.app.name, record.table, record.key).get(record.posting)
+    if current is None or current.status is not PostingStatus.held:
+        return None  # a move already took it or gave it back: let go of
+    ledgers = {ledger.name: ledger for ledger in store.app.ledgers or ()}
+    tables = _tables(conn, store, spec, ledgers.values())
+    if row is not None and spec.hold is not None:
+        until = held_until(spec.hold, row, store.zone, tables)
+        if until is None or until > now:
+            write_posting(conn, store.app.name, _with(current, PostingStatus.held, until), now)
+            return None
+    assert spec.postings is not None
+    posting = spec.postings[record.posting - 1]
+    clock = Actor.clock()
+    change = _Change(
+        current.posting, ledgers[posting.ledger], current.account, current.amount, _BACK
+    )
+    _change_balance(
+        conn, store, change, tables, table=record.table, key=record.key, actor=clock.name, now=now
+    )
+    write_posting(conn, store.app.name, _with(current, PostingStatus.given_back, None), now)
+    if row is None:
+        return GiveBack(current, None, ())
+    entry = audit_entry(
+        at=now,
+        actor=clock.name,
+        actor_kind=clock.kind.value,
+        app=store.app.name,
+        table=record.table,
+        move_from=None,
+        move_to=None,
+    )
+    statement, params = write_and_audit(
+        store.table(record.table), spec.key, key, {posting.amount: 0}, entry
+    )
+    result = conn.execute(statement, params)
+    written = dict(zip(result.keys(), result.one(), strict=True))
+    state = written.get(spec.states.column) if spec.states is not None else None
+    event = RowEvent(store.connection, store.app.name, record.table, key, state, clock.name)
+    log.info(
+        "hold given back: %s.%s key=%s posting=%s amount=%s to %s account %s",
+        store.app.name,
+        record.table,
+        record.key,
+        record.posting,
+        current.amount,
+        posting.ledger,
+        current.account,
+    )
+    return GiveBack(current, written, (event,))

@@ -1,0 +1,128 @@
+"""Limits: a pickup slot takes at most `slot_capacity` counting orders (the till's limit).
+
+Times are UTC; the till's hold ends at 21:00 on London's clock on the pickup day, which in
+June (BST, UTC+1) is 20:00 UTC.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from core.actors import Actor
+from core.errors import AdminiumError, LimitBusy, LimitReached
+from core.limits import queue_for_group
+from core.store import Store, make_engine
+from core.writes import WriteRequest, change_row, create_row
+from tests.integration.ledger_fixtures import STAFF, TILL, Till, till_of
+from tests.integration.pipeline_fixtures import at
+from tests.integration.sweep_fixtures import Shop
+
+SLOT = at("2026-06-12 12:00")  # 13:00 in London
+NOON = at("2026-06-12 11:00")
+HOLD_ENDS = at("2026-06-12 20:00")  # 21:00 BST on the pickup day
+
+
+@pytest.fixture
+def till(make_shop: Callable[..., Shop]) -> Till:
+    return till_of(make_shop(TILL))
+
+
+def test_the_write_past_max_is_refused_with_limit_max_and_count(till: Till) -> None:
+    till.place(SLOT, NOON)
+    till.place(SLOT, NOON)
+    with pytest.raises(LimitReached) as refused:
+        till.place(SLOT, NOON)
+    assert refused.value.details == {"limit": "per_slot", "max": 2, "count": 3}
+    assert refused.value.status == 409
+    till.place(at("2026-06-12 12:15"), NOON)  # another slot is another group
+
+
+def test_a_setting_with_no_value_leaves_no_room(till: Till) -> None:
+    till.set(slot_capacity=None)
+    with pytest.raises(LimitReached) as refused:
+        till.place(SLOT, NOON)
+    assert refused.value.details == {"limit": "per_slot", "max": None, "count": 1}
+
+
+def test_moving_into_another_group_is_judged_and_leaving_a_count_frees_a_place(
+    till: Till,
+) -> None:
+    first = till.place(SLOT, NOON).key
+    till.place(SLOT, NOON)
+    other = till.place(at("2026-06-12 12:30"), NOON).key
+    change = WriteRequest("orders", STAFF, NOON, key=other, values={"pickup_at": SLOT})
+    with pytest.raises(LimitReached):
+        change_row(till.store, change)
+    till.move(first, "cancelled", NOON)  # cancelled counts nowhere
+    assert change_row(till.store, change).row["pickup_at"] == SLOT
+
+
+def test_a_held_order_stops_counting_at_its_moment_though_not_moved(till: Till) -> None:
+    till.set(slot_capacity=1)
+    held = till.place(SLOT, NOON).key
+    with pytest.raises(LimitReached):
+        till.place(SLOT, at("2026-06-12 19:59"))
+    # 20:00 UTC is 21:00 in London: the placed order's hold is over by the clock; no sweep ran.
+    till.place(SLOT, HOLD_ENDS)
+    assert till.status(held) == "placed"
+
+
+def test_sample_rows_never_count_and_are_never_refused(till: Till) -> None:
+    till.set(slot_capacity=1)
+    sample = WriteRequest("orders", Actor.sample(), NOON, values={"pickup_at": SLOT})
+    create_row(till.store, sample)
+    create_row(till.store, sample)  # past max, and not refused
+    till.place(SLOT, NOON)  # the sample rows take no place
+    with pytest.raises(LimitReached) as refused:
+        till.place(SLOT, NOON)
+    assert refused.value.details["count"] == 2
+
+
+def test_a_writer_waits_about_two_seconds_for_its_group_then_is_busy(till: Till) -> None:
+    limits = till.store.spec("orders").limits or []
+    limit = limits[0]
+    with till.engine.begin() as other:
+        queue_for_group(other, till.store, "orders", limit, {"pickup_at": SLOT})
+        started = time.monotonic()
+        with pytest.raises(LimitBusy) as busy:
+            till.place(SLOT, NOON)
+        waited = time.monotonic() - started
+    assert busy.value.details == {"limit": "per_slot"}
+    assert 1.8 < waited < 4.0
+    till.place(SLOT, NOON)  # the lock went with the other transaction
+
+
+def test_two_hundred_writers_racing_for_the_last_ten_places_take_exactly_ten(
+    till: Till,
+) -> None:
+    till.set(slot_capacity=30)
+    for _ in range(20):
+        till.insert("orders", status="confirmed", pickup_at=SLOT)
+    # At most 40 connections at once: the test server allows 100 for everyone's tests.
+    engine = make_engine(till.url, pool_size=40, max_overflow=0, pool_timeout=30)
+    store = Store(engine, till.store.app, till.store.zone, connection="shop")
+
+    def write(_: int) -> str:
+        request = WriteRequest("orders", STAFF, NOON, values={"pickup_at": SLOT})
+        try:
+            create_row(store, request)
+        except AdminiumError as error:
+            return error.code
+        return "taken"
+
+    started = time.monotonic()
+    try:
+        with ThreadPoolExecutor(max_workers=40) as pool:
+            outcomes = list(pool.map(write, range(200), timeout=60))
+    finally:
+        engine.dispose()
+    assert outcomes.count("taken") == 10
+    assert set(outcomes) <= {"taken", "LIMIT_REACHED", "LIMIT_BUSY"}
+    with till.engine.connect() as conn:
+        counted = conn.exec_driver_sql("SELECT count(*) FROM orders").scalar_one()
+    assert counted == 30
+    assert time.monotonic() - started < 60
