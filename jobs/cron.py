@@ -6,7 +6,7 @@ tick enqueues each connection's sweep under one job id per minute with `unique=T
 
 from rq import cron
 
-from jobs.sweep import QUEUE
 from jobs.tick import enqueue_sweeps
+from services.sweep_ledger import QUEUE
 
 cron.register(enqueue_sweeps, queue_name=QUEUE, cron="* * * * *", job_timeout=50, ttl=55)

@@ -27,8 +27,6 @@ from services.sweeps import sweep
 
 log = logging.getLogger(__name__)
 
-QUEUE = "adminium"
-"""The queue the clock and the sweeps use (the Procfile's worker listens on it)."""
 WAIT_SECONDS = 55
 """How long after its minute began a queued sweep may still start (`ttl`)."""
 JOB_TIMEOUT = 58

@@ -16,10 +16,11 @@ from datetime import UTC, datetime
 from redis import Redis
 from rq import Queue, get_current_job
 
-from jobs.sweep import QUEUE, control_url, minute_of, sweep_data, wait_left
+from jobs.sweep import control_url, minute_of, sweep_data, wait_left
 from services.connections import connections_with_timed_moves
 from services.storage import open_session
 from services.sweep_ledger import (
+    QUEUE,
     Drop,
     DropReason,
     count_drops,

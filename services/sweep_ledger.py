@@ -19,9 +19,12 @@ from enum import StrEnum
 from typing import Any
 
 import redis
+from rq import Queue, Worker
 
 log = logging.getLogger(__name__)
 
+QUEUE = "adminium"
+"""The queue the clock and the sweeps use (the Procfile's worker listens on it)."""
 PREFIX = "adminium:sweeps:"
 WAITING = PREFIX + "waiting"
 """Hash: connection -> the minute (epoch seconds) of its enqueued sweep not started yet."""
@@ -204,6 +207,12 @@ def histogram(client: redis.Redis, name: str) -> tuple[list[tuple[str, float]], 
     values = {_text(k): float(v) for k, v in found.items()}
     buckets = [(str(b), values.get(str(b), 0.0)) for b in BUCKETS]
     return [*buckets, ("+Inf", values.get("+Inf", 0.0))], values.get("sum", 0.0)
+
+
+def queue_figures(client: redis.Redis) -> tuple[int, int]:
+    """(jobs waiting in the queue, workers listening to it), cluster-wide."""
+    queue = Queue(QUEUE, connection=client)
+    return queue.count, Worker.count(connection=client, queue=queue)
 
 
 def _text(value: str | bytes) -> str:

@@ -16,6 +16,7 @@ from web import (
     errors,
     headers,
     live,
+    metrics,
     openapi,
     public,
     screens,
@@ -54,6 +55,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(openapi.bp)
     screens.init_app(app, exempt=(api.bp, public.bp))
     live.init_app(app)
+    metrics.init_app(app)
     throttle.init_app(app)
     headers.init_app(app)
     return app

@@ -15,6 +15,7 @@ from services.apps import app_store
 from services.connections import set_paused
 from services.errors import first_line
 from services.models import App, Connection, db
+from services.sweep_ledger import Missed, missed
 from web.context import clock, publisher
 from web.errors import Forbidden
 from web.screens.access import (
@@ -45,6 +46,8 @@ class ConnectionView:
     trouble: str | None = None
     removable: frozenset[str] = frozenset()
     """The apps whose sample data the user may remove (a button each)."""
+    missed: Missed | None = None
+    """Minute sweeps that never ran (dropped): how many, the latest and why."""
 
     @property
     def dom_id(self) -> str:
@@ -71,7 +74,8 @@ def read_connection(
     except DBAPIError as error:
         log.warning("connection %s: its database did not answer", connection.name)
         return ConnectionView(connection, apps, None, None, may_pause, first_line(error), removable)
-    return ConnectionView(connection, apps, figures, aside, may_pause, None, removable)
+    dropped = missed(publisher().client, connection.name)
+    return ConnectionView(connection, apps, figures, aside, may_pause, None, removable, dropped)
 
 
 def connection_card(name: str) -> ConnectionView:
