@@ -67,6 +67,8 @@ RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0)
 """How long the hub waits before subscribing again after Redis failed."""
 SIGNED_OUT = 4401
 """The close code when the user signed out: not retried; the page goes to sign-in."""
+SIGNED_OUT_MESSAGE = "adminium:signed-out"
+"""The message a socket gets just before it closes for a sign-out (static/js/live.js)."""
 WATCH_SECONDS = 15.0
 """How often the hub checks the sweep health of the connections open screens show
 (config LIVE_WATCH_SECONDS)."""
@@ -233,8 +235,8 @@ class Hub:
         while not self.stopping.wait(self.app.config.get("LIVE_WATCH_SECONDS", WATCH_SECONDS)):
             try:
                 self.check_clocks()
-            except Exception:
-                log.exception("live clock check failed")
+            except Exception as error:  # the next check tries again; the screens stay up
+                log.warning("live clock check failed: %s: %s", error.__class__.__name__, error)
 
     def check_clocks(self) -> None:
         """Read each shown connection's sweep health; push a change of stalled minutes."""
@@ -242,6 +244,8 @@ class Hub:
             screens = [screen for screen, _ in self.sockets.values()]
         names = {s.connection for s in screens if s.connection}
         names |= {name for s in screens for name in s.connections}
+        if not names:
+            return
         with self.app.app_context():
             try:
                 found = {name: stall_of(get_connection(db.session, name)) for name in names}
@@ -409,6 +413,11 @@ def serve(ws: Any, inbox: queue.Queue[object], alive: Callable[[], bool]) -> Non
             ws.close(reason=SERVER_FAILED, message="live events lost; reconnect")
             return
         if fragment is _SIGNED_OUT:
+            # Said in a message first: a browser may see the close itself only as 1006.
+            try:
+                ws.send(SIGNED_OUT_MESSAGE)
+            except ConnectionClosed:
+                return
             ws.close(reason=SIGNED_OUT, message="signed out")
             return
         try:

@@ -2,8 +2,12 @@
 document.addEventListener("htmx:wsOpen", () => { document.body.dataset.live = "open"; });
 document.addEventListener("htmx:wsClose", () => { document.body.dataset.live = "reconnecting"; });
 
-// Signed out (here or in another tab): the server closes the socket with 4401, which the ws
-// extension does not retry. Reloading lands on sign-in, coming back to this page after.
+// Signed out (here or in another tab): the server says so, then closes the socket with 4401,
+// which the ws extension does not retry. Reloading lands on sign-in, back to this page after.
+function signedOut() { document.body.dataset.live = "signed-out"; window.location.reload(); }
+document.addEventListener("htmx:wsBeforeMessage", (event) => {
+  if (event.detail.message === "adminium:signed-out") { event.preventDefault(); signedOut(); }
+});
 document.addEventListener("htmx:wsClose", (event) => {
-  if (event.detail.event.code === 4401) { window.location.reload(); }
+  if (event.detail.event.code === 4401) { signedOut(); }
 });

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from core.actors import Actor
 from core.audit import audit
 from core.manifest.model import load_app
-from core.sample_data import add_sample, remove_sample, sample_keys
+from core.sample_data import add_sample, remove_sample, sample_keys, setup_tables
 from core.sample_marks import sample_marks
 from core.samples import load_sample, read_sample
 from core.store import Store, install_app, make_engine
@@ -64,13 +64,15 @@ def test_every_sample_row_is_marked_and_written_by_sample_data(
 ) -> None:
     store = make_store(name)
     added = add_sample(store, example(name), now=NOW)
+    # The settings row and the opening hours a sample brings are the app's setup: added,
+    # never marked (a removal leaves them).
+    setup = setup_tables(store)
     expected: dict[str, set[str]] = {}
     for row in added:
-        expected.setdefault(row.table, set()).add(str(row.key))
+        if row.table not in setup:
+            expected.setdefault(row.table, set()).add(str(row.key))
     assert marked(store) == expected
-    assert sum(len(v) for v in expected.values()) == sum(
-        len(v) for v in example(name).rows.values()
-    )
+    assert len(added) == sum(len(v) for v in example(name).rows.values())
     with store.engine.connect() as conn:
         actors = set(conn.execute(sa.select(audit.c.actor).distinct()).scalars())
     assert actors == {"Sample data"}
@@ -219,7 +221,8 @@ def test_removal_takes_exactly_the_sample_rows(make_store: MakeStore) -> None:
 
     removed = remove_sample(store, now=NOW)
 
-    assert removed == {"orders": 7, "customers": 3, "opening_hours": 7, "settings": 1}
+    # The sample's settings row and opening hours stay: every real order keeps its moment.
+    assert removed == {"orders": 7, "customers": 3}
     assert {t: rows(store, t) for t in store.app.tables} == real_rows
     assert real_rows["orders"][0]["status"] == "confirmed"
     assert marked(store) == {}
@@ -229,7 +232,7 @@ def test_removal_takes_exactly_the_sample_rows(make_store: MakeStore) -> None:
                 audit.c.actor == "Sample data", audit.c.after.is_(None)
             )
         ).scalar()
-    assert removals == 18
+    assert removals == 10
 
 
 def test_removal_is_one_transaction(make_store: MakeStore) -> None:
@@ -253,4 +256,18 @@ def test_removal_is_one_transaction(make_store: MakeStore) -> None:
         t: v for t, v in before.items() if t != "orders"
     }
     with store.engine.connect() as conn:
-        assert conn.execute(sa.select(sa.func.count()).select_from(sample_marks)).scalar() == 18
+        assert conn.execute(sa.select(sa.func.count()).select_from(sample_marks)).scalar() == 10
+
+
+def test_setup_stays_and_is_not_added_twice(make_store: MakeStore) -> None:
+    store = make_store("takeaway")
+    add_sample(store, example("takeaway"), now=NOW)
+    setup = {t: rows(store, t) for t in ("settings", "opening_hours")}
+    remove_sample(store, now=NOW)
+    assert {t: rows(store, t) for t in setup} == setup
+
+    added = add_sample(store, example("takeaway"), now=NOW)
+
+    # Setup already there is left as it is: one settings row, one row per weekday.
+    assert {t: rows(store, t) for t in setup} == setup
+    assert {row.table for row in added} == {"customers", "orders"}
