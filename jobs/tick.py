@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from redis import Redis
 from rq import Queue, get_current_job
 
+from jobs.outbox import enqueue_drains
 from jobs.sweep import control_url, minute_of, sweep_data, wait_left
 from services.connections import connections_with_timed_moves
 from services.storage import open_session
@@ -69,6 +70,7 @@ def enqueue_sweeps() -> int:
     client = job.connection if job is not None else Redis.from_url(os.environ["REDIS_URL"])
     with open_session(control_url()) as session:
         names = connections_with_timed_moves(session)
+        enqueue_drains(Queue(QUEUE, connection=client), session)
     count = enqueue_minute(Queue(QUEUE, connection=client), names, minute, now)
     log.info("minute %s: %s of %s sweeps enqueued", f"{minute:%H:%M}Z", count, len(names))
     return count

@@ -20,6 +20,7 @@ from core.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection, tr
 from services.apps import timed_stores
 from services.connections import get_connection
 from services.events import Publisher
+from services.outbox import mail_queued
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ def sweep(
         now=now,
         dry_run=dry_run,
         deadline=deadline,
-        on_moved=lambda result: publisher.rows(result.events),
+        on_moved=lambda result: (publisher.rows(result.events), mail_queued(publisher, result)),
     )
     publisher.rows(set_aside_events(report), {"set_aside": True}, "set-aside events")
     return report

@@ -19,6 +19,7 @@ from core.errors import AdminiumError
 from core.store import Store
 from core.writes import WriteRequest, WriteResult, change_row, create_row
 from services.events import Publisher
+from services.outbox import mail_queued
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,7 @@ def write_by_person(
     )
     result = create_row(store, request) if key is None else change_row(store, request)
     publisher.rows(result.events, what=f"row events of {table} key={result.key}")
+    mail_queued(publisher, result)
     log.info(
         "%s.%s key=%s written by %s%s",
         store.app.name,
@@ -87,6 +89,7 @@ def write_by_guest(
     )
     result = change_row(store, request)
     publisher.rows(result.events, what=f"row events of {table} key={result.key}")
+    mail_queued(publisher, result)
     log.info("%s.%s key=%s moved to %s by a guest", store.app.name, table, result.key, to)
     return result
 
@@ -117,6 +120,7 @@ def import_rows(
         except AdminiumError as error:
             refused.append((number, error))
     publisher.rows([event for result in results for event in result.events])
+    mail_queued(publisher, *results)
     log.info(
         "import into %s.%s: %s written, %s refused",
         store.app.name,

@@ -4,8 +4,10 @@ reminder before `due_at`, and real SMTP servers (aiosmtpd) started in the test p
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -86,12 +88,18 @@ def free_port() -> int:
 
 @dataclass
 class Inbox:
-    """What a test SMTP server received, or the answer it refuses every message with."""
+    """What a test SMTP server received, or the answer it refuses every message with; with
+    `stall`, it waits that long inside DATA (and says so in `in_data`) before answering."""
 
     refuse: str | None = None
+    stall: float = 0.0
     received: list[Message] = field(default_factory=list)
+    in_data: threading.Event = field(default_factory=threading.Event)
 
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.in_data.set()
+        if self.stall:
+            await asyncio.sleep(self.stall)
         if self.refuse is not None:
             return self.refuse
         self.received.append(message_from_bytes(envelope.original_content or envelope.content))
@@ -99,9 +107,9 @@ class Inbox:
 
 
 @contextmanager
-def smtp_server(refuse: str | None = None) -> Iterator[tuple[str, Inbox]]:
+def smtp_server(refuse: str | None = None, stall: float = 0.0) -> Iterator[tuple[str, Inbox]]:
     """A real aiosmtpd server on a free local port: its smtp:// URL and its inbox."""
-    inbox = Inbox(refuse)
+    inbox = Inbox(refuse, stall)
     port = free_port()
     controller = Controller(inbox, hostname="127.0.0.1", port=port)
     controller.start()

@@ -1,0 +1,52 @@
+"""The outbox jobs: RQ glue around `services.outbox`.
+
+`run_drain` sends one connection's due emails. A commit that queued mail enqueues it
+(`services.outbox.mail_queued`); the minute's tick enqueues it for every connection with
+producers (`enqueue_drains`): the safety net, and the retries' clock.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from rq import Queue
+from sqlalchemy.orm import Session
+
+from services.outbox import (
+    SmtpConfig,
+    connections_with_outbox,
+    drain_connection,
+    enqueue_drain,
+)
+from services.storage import open_session
+
+log = logging.getLogger(__name__)
+
+
+def _control_url() -> str:
+    url = os.environ.get("DATABASE_URL", "")
+    if not url:
+        raise RuntimeError("DATABASE_URL is not set: the outbox cannot find its connections")
+    return url
+
+
+def run_drain(connection: str) -> dict[str, Any]:
+    """The RQ job: send a connection's due emails now; what it did is the job's result."""
+    with open_session(_control_url()) as session:
+        done = drain_connection(
+            session, connection, SmtpConfig.from_env(), clock=lambda: datetime.now(UTC)
+        )
+    return {"sent": len(done.sent), "retried": len(done.retried), "failed": len(done.failed)}
+
+
+def enqueue_drains(queue: Queue, session: Session) -> int:
+    """The minute's safety net, from the tick: each connection with producers gets a drain
+    (one waiting already serves); how many connections."""
+    names = connections_with_outbox(session)
+    for name in names:
+        enqueue_drain(queue, name)
+    log.debug("outbox drains enqueued for %s connections", len(names))
+    return len(names)

@@ -1,0 +1,373 @@
+"""Delivery of the outbox over SMTP, "Send again", and the reads the Outbox screen shows.
+
+A drain claims queued emails whose time has come `FOR UPDATE SKIP LOCKED`, a batch per
+transaction, sends each over one SMTP session and records the server's answer and the
+time in the same transaction: any number of workers send each email once. A worker that
+dies mid-batch takes its claim with it (the transaction rolls back) and another sends the
+batch again with the same `Message-ID`, so a resend is recognisable. A refusal is tried
+again after 1 min, 5 min, 30 min, 2 h and 12 h, then the email is failed with the last
+answer. `SMTP_URL` (`smtp://user:pass@host:587`, STARTTLS; `smtps://…`) and `MAIL_FROM`
+configure it; the URL is shown and logged only through `hide_password`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import smtplib
+import ssl
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from email.utils import format_datetime
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import redis
+import sqlalchemy as sa
+from rq import Queue
+from rq.exceptions import DuplicateJobError
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.orm import Session
+
+from core.outbox import MailStatus, outbox
+from core.writes import WriteResult
+from services.connections import get_connection, list_connections
+from services.events import Publisher, events_channel
+from services.storage import connection_engine
+from services.urls import hide_password
+
+log = logging.getLogger(__name__)
+
+RETRY_WAITS = (
+    timedelta(minutes=1),
+    timedelta(minutes=5),
+    timedelta(minutes=30),
+    timedelta(hours=2),
+    timedelta(hours=12),
+)
+"""The waits before each new try of a refused email; after the last, it is failed."""
+BATCH = 50
+"""Emails claimed per transaction."""
+DEADLINE = 50.0
+"""Seconds a drain may run; what it did not reach goes next time."""
+SMTP_TIMEOUT = 20.0
+DEFAULT_FROM = "adminium@localhost"
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
+DRAIN_JOB = "jobs.outbox.run_drain"
+"""The job a commit that queued mail enqueues (named, so this layer imports no adapter)."""
+QUEUE = "adminium"
+
+
+@dataclass(frozen=True)
+class SmtpConfig:
+    """Where mail goes: the SMTP URL and the sender's address."""
+
+    url: str
+    mail_from: str = DEFAULT_FROM
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> SmtpConfig:
+        """SMTP_URL and MAIL_FROM; without SMTP_URL, the embedded server's port on the loopback."""
+        url = environ.get("SMTP_URL") or "smtp://127.0.0.1:8025"
+        return cls(url, environ.get("MAIL_FROM") or DEFAULT_FROM)
+
+    @property
+    def shown(self) -> str:
+        return hide_password(self.url)
+
+
+@dataclass
+class Drained:
+    """What one drain did: ids sent, tried again later, failed for good."""
+
+    sent: list[int] = field(default_factory=list)
+    retried: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+
+
+class _Session:
+    """One SMTP session, opened at the first email and reopened after a broken one."""
+
+    def __init__(self, config: SmtpConfig) -> None:
+        self.config = config
+        self.smtp: smtplib.SMTP | None = None
+
+    def open(self) -> smtplib.SMTP:
+        if self.smtp is None:
+            self.smtp = connect(self.config.url)
+        return self.smtp
+
+    def close(self) -> None:
+        if self.smtp is not None:
+            try:
+                self.smtp.quit()
+            except (smtplib.SMTPException, OSError):
+                self.smtp.close()
+            self.smtp = None
+
+    def send(self, message: EmailMessage, to: str) -> str:
+        """Send one message; the server's answer to its data. Raises on any refusal."""
+        smtp = self.open()
+        try:
+            for call, ok in (
+                (lambda: smtp.mail(self.config.mail_from), (250,)),
+                (lambda: smtp.rcpt(to), (250, 251)),
+                (lambda: smtp.data(message.as_bytes()), (250,)),
+            ):
+                code, text = call()
+                if code not in ok:
+                    smtp.rset()
+                    raise smtplib.SMTPResponseException(code, text)
+            return f"{code} {_text(text)}"
+        except (smtplib.SMTPServerDisconnected, OSError):
+            # A broken session is dropped; the next email opens a new one.
+            smtp.close()
+            self.smtp = None
+            raise
+
+
+def connect(url: str) -> smtplib.SMTP:
+    """An SMTP session at `url`: smtps:// is TLS from the start; smtp:// takes STARTTLS when
+    offered, and insists on it off the loopback; with a user, logged in."""
+    parts = urlsplit(url)
+    host = parts.hostname or "127.0.0.1"
+    context = ssl.create_default_context()
+    if parts.scheme == "smtps":
+        smtp: smtplib.SMTP = smtplib.SMTP_SSL(
+            host, parts.port or 465, timeout=SMTP_TIMEOUT, context=context
+        )
+    elif parts.scheme == "smtp":
+        smtp = smtplib.SMTP(host, parts.port or 587, timeout=SMTP_TIMEOUT)
+        smtp.ehlo()
+        if smtp.has_extn("starttls"):
+            smtp.starttls(context=context)
+            smtp.ehlo()
+        elif host not in LOOPBACK:
+            smtp.close()
+            raise smtplib.SMTPNotSupportedError(f"{host} offers no STARTTLS")
+    else:
+        raise ValueError(f"SMTP_URL is smtp:// or smtps://, not {parts.scheme or '(none)'}://")
+    if parts.username:
+        smtp.login(unquote(parts.username), unquote(parts.password or ""))
+    return smtp
+
+
+def message_id(connection: str, row: Mapping[str, Any], mail_from: str) -> str:
+    """The one Message-ID of an outbox row: its id, app and connection, at the sender's domain."""
+    domain = mail_from.rpartition("@")[2] or "localhost"
+    where = re.sub(r"[^A-Za-z0-9.-]", "-", f"{row['app']}.{connection}")
+    return f"<outbox-{row['id']}.{where}@{domain}>"
+
+
+def build_message(connection: str, row: Mapping[str, Any], mail_from: str) -> EmailMessage:
+    """An outbox row as the email its reader gets."""
+    message = EmailMessage()
+    message["From"] = mail_from
+    message["To"] = row["address"]
+    message["Subject"] = row["subject"]
+    message["Date"] = format_datetime(row["queued_at"])
+    message["Message-ID"] = message_id(connection, row, mail_from)
+    message.set_content(row["body"])
+    return message
+
+
+def drain(
+    engine: Engine,
+    connection: str,
+    config: SmtpConfig,
+    *,
+    clock: Callable[[], datetime],
+    batch: int = BATCH,
+    deadline: float = DEADLINE,
+    monotonic: Callable[[], float] | None = None,
+) -> Drained:
+    """Send a connection's queued emails whose time has come, a batch per transaction."""
+    tick = monotonic or time.monotonic
+    started = tick()
+    done = Drained()
+    session = _Session(config)
+    try:
+        while tick() - started < deadline:
+            with engine.begin() as conn:
+                claimed = _claim(conn, clock(), batch)
+                for row in claimed:
+                    _deliver(conn, session, connection, row, clock(), done)
+            if len(claimed) < batch:
+                break
+    finally:
+        session.close()
+    if done.sent or done.retried or done.failed:
+        log.info(
+            "outbox of connection %s via %s: sent %s, to try again %s, failed %s",
+            connection,
+            config.shown,
+            len(done.sent),
+            len(done.retried),
+            len(done.failed),
+        )
+    return done
+
+
+def _claim(conn: Connection, now: datetime, batch: int) -> list[dict[str, Any]]:
+    query = (
+        sa.select(outbox)
+        .where(outbox.c.status == MailStatus.queued.value, outbox.c.send_at <= now)
+        .order_by(outbox.c.send_at, outbox.c.id)
+        .limit(batch)
+        .with_for_update(skip_locked=True)
+    )
+    return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def _deliver(
+    conn: Connection,
+    session: _Session,
+    connection: str,
+    row: Mapping[str, Any],
+    now: datetime,
+    done: Drained,
+) -> None:
+    """Send one claimed email and record what came of it, in the claim's transaction."""
+    message = build_message(connection, row, session.config.mail_from)
+    try:
+        answer = session.send(message, row["address"])
+    except smtplib.SMTPResponseException as error:
+        _refused(conn, row, now, f"{error.smtp_code} {_text(error.smtp_error)}", done)
+    except (smtplib.SMTPException, OSError) as error:
+        _refused(conn, row, now, f"{type(error).__name__}: {error}", done)
+    else:
+        _update(conn, row["id"], status=MailStatus.sent.value, sent_at=now, answer=answer)
+        done.sent.append(row["id"])
+
+
+def _refused(
+    conn: Connection, row: Mapping[str, Any], now: datetime, answer: str, done: Drained
+) -> None:
+    attempts = row["attempts"] + 1
+    if attempts <= len(RETRY_WAITS):
+        wait = RETRY_WAITS[attempts - 1]
+        _update(conn, row["id"], attempts=attempts, send_at=now + wait, answer=answer)
+        done.retried.append(row["id"])
+        log.warning(
+            "email %s of %s.%s key=%s refused (%s): tried again in %s",
+            row["id"], row["app"], row["table_name"], row["row_key"], answer, wait,
+        )  # fmt: skip
+    else:
+        _update(conn, row["id"], attempts=attempts, status=MailStatus.failed.value, answer=answer)
+        done.failed.append(row["id"])
+        log.error(
+            "email %s of %s.%s key=%s failed after %s tries: %s",
+            row["id"], row["app"], row["table_name"], row["row_key"], attempts, answer,
+        )  # fmt: skip
+
+
+def _update(conn: Connection, mail: int, **values: Any) -> None:
+    conn.execute(sa.update(outbox).where(outbox.c.id == mail).values(**values))
+
+
+def _text(text: bytes | str) -> str:
+    return text.decode(errors="replace") if isinstance(text, bytes) else str(text)
+
+
+def send_again(engine: Engine, mail: int, app: str, *, now: datetime) -> bool:
+    """A failed email queued again from now, its tries counted anew; False when there is no
+    failed email of that id in that app."""
+    with engine.begin() as conn:
+        found = conn.execute(
+            sa.update(outbox)
+            .where(
+                outbox.c.id == mail,
+                outbox.c.app == app,
+                outbox.c.status == MailStatus.failed.value,
+            )
+            .values(status=MailStatus.queued.value, send_at=now, attempts=0)
+            .returning(outbox.c.id)
+        ).first()
+    if found is not None:
+        log.info("email %s of %s queued again", mail, app)
+    return found is not None
+
+
+def app_emails(engine: Engine, app: str, *, limit: int = 100) -> list[dict[str, Any]]:
+    """An app's emails, newest first."""
+    query = sa.select(outbox).where(outbox.c.app == app).order_by(outbox.c.id.desc()).limit(limit)
+    with engine.connect() as conn:
+        return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def row_emails(engine: Engine, app: str, table: str, key: str) -> list[dict[str, Any]]:
+    """The emails one row queued, newest first."""
+    query = (
+        sa.select(outbox)
+        .where(outbox.c.app == app, outbox.c.table_name == table, outbox.c.row_key == key)
+        .order_by(outbox.c.id.desc())
+    )
+    with engine.connect() as conn:
+        return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def email(engine: Engine, app: str, mail: int) -> dict[str, Any] | None:
+    """One email of an app, or None."""
+    query = sa.select(outbox).where(outbox.c.id == mail, outbox.c.app == app)
+    with engine.connect() as conn:
+        found = conn.execute(query).mappings().first()
+    return dict(found) if found is not None else None
+
+
+def mail_queued(publisher: Publisher, *results: WriteResult) -> None:
+    """After commits: when they queued email, enqueue the connection's drain and tell the
+    Outbox screens. Best effort: the minute's drain is the safety net."""
+    queued = [r for r in results if r.queued and r.events]
+    if not queued or publisher.client is None:
+        return
+    connection, app = queued[0].events[0].connection, queued[0].events[0].app
+    try:
+        enqueue_drain(Queue(QUEUE, connection=publisher.client), connection)
+        publisher.client.publish(events_channel(connection), outbox_event(connection, app))
+    except redis.RedisError as error:
+        log.warning("outbox of connection %s not told: %s", connection, type(error).__name__)
+
+
+def outbox_event(connection: str, app: str) -> str:
+    """The live event an Outbox screen listens for."""
+    return json.dumps({"connection": connection, "outbox": app})
+
+
+def enqueue_drain(queue: Queue, connection: str) -> None:
+    """Enqueue one drain of a connection (a drain already waiting serves this one too)."""
+    try:
+        queue.enqueue(
+            DRAIN_JOB,
+            connection,
+            job_id=f"adminium-outbox-{connection}",
+            unique=True,
+            job_timeout=int(DEADLINE) + 10,
+            result_ttl=0,
+            failure_ttl=60,
+            description=f"outbox {connection}",
+        )
+    except DuplicateJobError:
+        log.debug("outbox drain of connection %s already enqueued", connection)
+
+
+def connections_with_outbox(session: Session) -> list[str]:
+    """Every connection with an app that has producers: the minute's drains."""
+    return [
+        c.name
+        for c in list_connections(session)
+        if any(app.model.outbox is not None and app.model.outbox.producers for app in c.apps)
+    ]
+
+
+def drain_connection(
+    session: Session, connection: str, config: SmtpConfig, *, clock: Callable[[], datetime]
+) -> Drained:
+    """Drain a connection of the control plane (its own database holds its outbox)."""
+    engine = connection_engine(get_connection(session, connection))
+    session.rollback()
+    return drain(engine, connection, config, clock=clock)
