@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.due import Rule, find_due, timed_rules
+from core.moment_words import explain_moment, why_no_time
 from core.moments import MomentContext, MomentValueError, Reading, Tables, resolve_moment
 from core.set_aside import SetAside, read_set_aside
 from core.store import Row, Store
@@ -23,6 +25,8 @@ PENDING_HORIZON = timedelta(days=7)
 """How far ahead the pending list looks."""
 PENDING_LIMIT = 200
 """How many pending timed moves the list shows at most."""
+NO_TIME_LIMIT = 50
+"""How many rows waiting for no time the pending list shows at most."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,8 @@ class Waiting:
 
     rule: Rule
     reading: Reading
+    words: str = ""
+    """How the moment was read, in words (`core.moment_words`)."""
 
     @property
     def source(self) -> str:
@@ -86,8 +92,69 @@ def waiting_on(rules: Sequence[Rule], row: Row, tables: Tables) -> Waiting | Non
             reading = resolve_moment(rule.timed.at, ctx)
         except MomentValueError:
             return None
-        return Waiting(rule, reading) if reading is not None else None
+        if reading is None:
+            return None
+        return Waiting(rule, reading, explain_moment(rule.timed.at, ctx))
     return None
+
+
+@dataclass(frozen=True)
+class NoTime:
+    """A row in a rule's `from` whose moment has no value: it waits for no time."""
+
+    rule: Rule
+    key: Any
+    why: str
+
+    @property
+    def words(self) -> str:
+        """What the screens say: "waits for no time: offer_until is empty"."""
+        return f"waits for no time: {self.why}"
+
+
+def waiting_for_no_time(rules: Sequence[Rule], row: Row, tables: Tables) -> NoTime | None:
+    """The rule the row is in `from` of whose moment has no value, if any."""
+    for rule in rules:
+        if row.get(rule.state_column) != rule.timed.from_:
+            continue
+        ctx = MomentContext(row=row, zone=rule.store.zone, tables=tables)
+        try:
+            if resolve_moment(rule.timed.at, ctx) is not None:
+                return None
+        except MomentValueError:
+            pass
+        spec = rule.store.spec(rule.table)
+        return NoTime(rule, row[spec.key], why_no_time(rule.timed.at, ctx))
+    return None
+
+
+def rows_without_moment(stores: Sequence[Store], *, limit: int = NO_TIME_LIMIT) -> list[NoTime]:
+    """Rows in a rule's `from` whose moment's own column is empty and no fallback answers
+    (found by the empty column in SQL, judged by the engine), at most `limit`."""
+    found: list[NoTime] = []
+    if not stores:
+        return found
+    with stores[0].engine.connect() as conn:
+        for store in stores:
+            tables = store.read_clock_tables(conn)
+            for rule in timed_rules(store):
+                t = store.table(rule.table)
+                query = (
+                    sa.select(t)
+                    .where(
+                        t.c[rule.state_column] == rule.timed.from_,
+                        t.c[rule.timed.at.column].is_(None),
+                    )
+                    .order_by(t.c[store.spec(rule.table).key])
+                    .limit(limit - len(found))
+                )
+                for row in conn.execute(query).mappings():
+                    none = waiting_for_no_time([rule], dict(row), tables)
+                    if none is not None:
+                        found.append(none)
+                if len(found) >= limit:
+                    return found
+    return found
 
 
 def pending_moves(

@@ -78,7 +78,7 @@ def test_open_board_hears_the_timed_move_within_a_second(
         client.close()
     assert f'<div id="row-orders-{key}" hx-swap-oob="delete"></div>' in message
     assert 'hx-swap-oob="afterbegin:#column-orders-cancelled"' in message
-    assert f'<article class="card" id="row-orders-{key}" data-state="cancelled">' in message
+    assert f'id="row-orders-{key}" data-state="cancelled"' in message
     assert 'id="count-orders-cancelled" hx-swap-oob="true"' in message
 
 
@@ -130,7 +130,7 @@ def test_row_the_sweep_sets_aside_joins_the_open_list_and_its_card_says_so(
     assert "Tried again Wed 08 Jul 2026 22:01" in listed
     # The board's card is re-rendered where it stays (placed), marked set aside.
     assert 'hx-swap-oob="afterbegin:#column-orders-placed"' in card
-    assert '<span class="badge aside">set aside</span>' in card
+    assert '<span class="badge aside">set aside until 22:01</span>' in card
 
 
 def test_removed_sample_rows_leave_an_open_board(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import render_template
 
-from core.pending import PENDING_HORIZON, pending_moves
+from core.pending import PENDING_HORIZON, pending_moves, rows_without_moment
 from services.apps import timed_stores
 from web.context import clock
 from web.screens.access import is_htmx, screen_blueprint, screen_connection
@@ -21,6 +21,7 @@ def pending_context(name: str) -> dict[str, object]:
         "connection": connection,
         "zone": stores[0].zone if stores else None,
         "moves": pending_moves(stores, by=now + PENDING_HORIZON, now=now),
+        "no_time": rows_without_moment(stores),
         "horizon_days": PENDING_HORIZON.days,
         "now": now,
     }

@@ -8,7 +8,7 @@ from typing import Any
 from flask import render_template, request
 
 from core.errors import AdminiumError, echo
-from core.pending import set_aside_rows
+from core.pending import rules_of, set_aside_rows, waiting_for_no_time
 from core.store import Store
 from services.apps import app_store
 from services.models import App
@@ -43,7 +43,13 @@ def row_context(
         raise NotFound(f"no row {echo(raw)!r} in {table}", {"table": table, "key": echo(raw)})
     spec = store.spec(table)
     now = clock()
+    no_time = None
+    if view.card.waiting is None and spec.states is not None:
+        with store.engine.connect() as conn:
+            tables = store.read_clock_tables(conn)
+        no_time = waiting_for_no_time(rules_of(store, table), view.row, tables)
     return {
+        "no_time": no_time,
         "app": app,
         "connection": app.connection,
         "zone": store.zone,

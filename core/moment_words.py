@@ -1,0 +1,110 @@
+"""How a moment was read, in words: "closing hour on Friday (opening hours) → Fri 21:00".
+
+The instant, and which part of the moment gave it, are always the engine's own answer
+(`core.moments.resolve_moment`, asked of the moment and of each fallback alone); this
+module only names the parts it read, with the values it found, so the words can never
+say another time than the sweep acts on.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
+
+from core.clock import venue_day
+from core.manifest.model import HoursEdge, Moment, RowTime, SettingRef, Shift
+from core.moments import MomentContext, MomentValueError, read_setting, resolve_moment
+
+_UNIT_WORDS = {"minutes": ("minute", "min"), "hours": ("hour", "h"), "days": ("day", "d")}
+_EDGES = {"closes": "closing hour", "opens": "opening hour"}
+
+
+def instant_words(instant: datetime, zone: ZoneInfo) -> str:
+    """An instant as the words end: `Fri 21:00` on the venue's clock."""
+    return instant.astimezone(zone).strftime("%a %H:%M")
+
+
+def explain_moment(moment: Moment, ctx: MomentContext) -> str:
+    """The moment's reading in words, each fallback tried in turn, ending at its instant
+    (or at "no time" when none answers)."""
+    steps: list[str] = []
+    for number, part in enumerate([moment, *(moment.or_ or [])]):
+        own = part.model_copy(update={"or_": None})
+        words = part_words(own, ctx)
+        prefix = f"fallback {number}: " if number else ""
+        try:
+            reading = resolve_moment(own, ctx)
+        except MomentValueError as error:
+            return " → ".join([*steps, f"{prefix}{words}, unreadable ({error})"])
+        if reading is not None:
+            return " → ".join([*steps, prefix + words, instant_words(reading.at, ctx.zone)])
+        steps.append(f"{prefix}{words}, {empty_words(own, ctx)}")
+    return " → ".join([*steps, "no time"])
+
+
+def empty_words(moment: Moment, ctx: MomentContext) -> str:
+    """Why a moment gave no value, as far as words go: its column empty, or a part unread."""
+    source = ctx.row if moment.via is None else ctx.linked.get(moment.via)
+    if source is None:
+        return "its linked row is missing"
+    return "empty" if source.get(moment.column) is None else "no value"
+
+
+def why_no_time(moment: Moment, ctx: MomentContext) -> str:
+    """What a row waiting for no time is told: "offer_until is empty"."""
+    source = ctx.row if moment.via is None else ctx.linked.get(moment.via)
+    if source is not None and source.get(moment.column) is None and not moment.or_:
+        return f"{moment.column} is empty"
+    return explain_moment(moment, ctx)
+
+
+def part_words(moment: Moment, ctx: MomentContext) -> str:
+    """One moment without its fallbacks: its column, time of day and shift, named."""
+    source = ctx.row if moment.via is None else ctx.linked.get(moment.via)
+    column = moment.column if moment.via is None else f"{moment.via}'s {moment.column}"
+    value = source.get(moment.column) if source is not None else None
+    words = _time_words(moment, column, value, ctx)
+    for sign, shift in (("plus", moment.plus), ("less", moment.minus)):
+        if shift is not None:
+            words += f"{',' if sign == 'plus' else ''} {sign} {shift_words(shift, ctx)}"
+    return words
+
+
+def _time_words(moment: Moment, column: str, value: object, ctx: MomentContext) -> str:
+    """The column at its time of day: "closing hour on Friday (opening hours)"."""
+    spec = moment.time
+    if spec is None:
+        return column
+    day = _day(value, ctx.zone)
+    on = f" on {day.strftime('%A')}" if day is not None else ""
+    if isinstance(spec, HoursEdge):
+        table = spec.hours.table.replace("_", " ")
+        return f"{_EDGES.get(spec.edge, spec.edge)}{on} ({table})"
+    if isinstance(spec, SettingRef):
+        setting = read_setting(spec, ctx.tables)
+        return f"{spec.column} setting {setting if setting is not None else '(empty)'}{on}"
+    if isinstance(spec, RowTime):
+        source = ctx.row if moment.via is None else ctx.linked.get(moment.via) or {}
+        return f"{spec.column} {source.get(spec.column) or '(empty)'}{on}"
+    return f"{column} at {spec}"
+
+
+def _day(value: object, zone: ZoneInfo) -> date | None:
+    """The venue's day of a column's value (the engine reads the same day)."""
+    if isinstance(value, datetime):
+        return venue_day(value, zone) if value.utcoffset() is not None else None
+    return value if isinstance(value, date) else None
+
+
+def shift_words(shift: Shift, ctx: MomentContext) -> str:
+    """A shift in words: "1 day", "offer_hours (48 h)"."""
+    for unit, (word, short) in _UNIT_WORDS.items():
+        amount = getattr(shift, unit)
+        if amount is None:
+            continue
+        if isinstance(amount, SettingRef):
+            found = read_setting(amount, ctx.tables)
+            shown = f"{found} {short}" if found is not None else "empty"
+            return f"{amount.column} ({shown})"
+        return f"{amount} {word}{'' if amount == 1 else 's'}"
+    return "no shift"
