@@ -96,7 +96,9 @@ def test_row_page_offers_the_moves_open_to_the_user_and_undo_asks_what_was_seen(
     assert "Move to ready" in page
     assert ("Move to refunded" in page) is shows_refund
     assert "Undo to placed" in page
-    assert "Which state did you see?" in page
+    # The undo asks with the state on the screen, never a list of every state.
+    assert 'hx-confirm="Undo: confirmed → placed?"' in page
+    assert "Which state did you see?" not in page
 
 
 def test_undo_naming_the_wrong_state_is_refused_on_the_page(
