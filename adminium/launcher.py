@@ -6,6 +6,7 @@ import logging
 import os
 import secrets
 import signal
+import socket
 import sys
 import threading
 import time
@@ -83,6 +84,8 @@ def process_env(embedded: Embedded) -> dict[str, str]:
         env["DATABASE_URL"] = start_postgres(instance_folder() / "pg", embedded)
     if not env.get("REDIS_URL"):
         env["REDIS_URL"] = start_redis(instance_folder() / "redis.db", embedded)
+    if not env.get("SMTP_URL"):
+        env.update(embedded_smtp(instance_folder() / "mail"))
     if not env.get("SECRET_KEY"):
         env["SECRET_KEY"] = local_secret(instance_folder() / "secret_key")
     # gunicorn and rq live beside this interpreter, whether or not the venv is activated.
@@ -90,6 +93,19 @@ def process_env(embedded: Embedded) -> dict[str, str]:
     env["PATH"] = os.pathsep.join([bin_folder, env.get("PATH", os.defpath)])
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+def embedded_smtp(folder: Path) -> dict[str, str]:
+    """The Procfile's `mail` process serves SMTP on a free local port into `folder`, and the
+    product sends there (no account anywhere for the demo's emails)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return {
+        "SMTP_URL": f"smtp://127.0.0.1:{port}",
+        "EMBEDDED_SMTP_PORT": str(port),
+        "EMBEDDED_SMTP_FOLDER": str(folder),
+    }
 
 
 def local_secret(path: Path) -> str:

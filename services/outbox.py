@@ -138,22 +138,31 @@ def connect(url: str) -> smtplib.SMTP:
     host = parts.hostname or "127.0.0.1"
     context = ssl.create_default_context()
     if parts.scheme == "smtps":
-        smtp: smtplib.SMTP = smtplib.SMTP_SSL(
-            host, parts.port or 465, timeout=SMTP_TIMEOUT, context=context
-        )
+        smtp: smtplib.SMTP = smtplib.SMTP_SSL(timeout=SMTP_TIMEOUT, context=context)
     elif parts.scheme == "smtp":
-        smtp = smtplib.SMTP(host, parts.port or 587, timeout=SMTP_TIMEOUT)
-        smtp.ehlo()
-        if smtp.has_extn("starttls"):
-            smtp.starttls(context=context)
-            smtp.ehlo()
-        elif host not in LOOPBACK:
-            smtp.close()
-            raise smtplib.SMTPNotSupportedError(f"{host} offers no STARTTLS")
+        smtp = smtplib.SMTP(timeout=SMTP_TIMEOUT)
     else:
         raise ValueError(f"SMTP_URL is smtp:// or smtps://, not {parts.scheme or '(none)'}://")
-    if parts.username:
-        smtp.login(unquote(parts.username), unquote(parts.password or ""))
+    # Connected here rather than by the constructor, which leaves the socket open when the
+    # server's greeting never comes; TLS checks the certificate against `_host`, which only
+    # the constructor would set.
+    smtp._host = host
+    try:
+        code, greeting = smtp.connect(host, parts.port or (465 if parts.scheme == "smtps" else 587))
+        if code != 220:
+            raise smtplib.SMTPConnectError(code, greeting)
+        if parts.scheme == "smtp":
+            smtp.ehlo()
+            if smtp.has_extn("starttls"):
+                smtp.starttls(context=context)
+                smtp.ehlo()
+            elif host not in LOOPBACK:
+                raise smtplib.SMTPNotSupportedError(f"{host} offers no STARTTLS")
+        if parts.username:
+            smtp.login(unquote(parts.username), unquote(parts.password or ""))
+    except (smtplib.SMTPException, OSError):
+        smtp.close()
+        raise
     return smtp
 
 

@@ -17,6 +17,9 @@ parse_url = engine_url
 REDIS_SCHEMES = ("redis", "rediss", "unix")
 """The URL schemes redis-py reads (`unix://` is a socket path)."""
 
+SMTP_SCHEMES = ("smtp", "smtps")
+"""The schemes of SMTP_URL, shown as a Redis URL is (user part and `?password=` hidden)."""
+
 HIDDEN = "***"
 
 
@@ -26,8 +29,8 @@ def sqlalchemy_url(url: str) -> str:
 
 
 def hide_password(url: str) -> str:
-    """A PostgreSQL or Redis URL as it may be shown: `postgresql://user:***@host:port/db`."""
-    if url.split("://", 1)[0].lower() in REDIS_SCHEMES:
+    """A PostgreSQL, Redis or SMTP URL as it may be shown: `postgresql://user:***@host:port/db`."""
+    if url.split("://", 1)[0].lower() in (*REDIS_SCHEMES, *SMTP_SCHEMES):
         return _hide_redis_password(url)
     try:
         parsed = parse_url(url)

@@ -123,3 +123,19 @@ def test_a_worker_killed_mid_send_loses_no_email(mail_shop: Shop) -> None:
         f"<outbox-{mail}.mailshop.shop@shop.example>"
     ]
     assert outbox_rows(mail_shop.engine)[0]["status"] == "sent"
+
+
+def test_the_smtp_password_is_never_logged_or_shown(
+    mail_shop: Shop, caplog: pytest.LogCaptureFixture
+) -> None:
+    queue_one(mail_shop)
+    with smtp_server() as (url, _):
+        pass  # nothing listens there any more
+    secret = url.replace("smtp://", "smtp://sender:s3cret-pw@")
+    config = SmtpConfig(secret, SENDER)
+    assert config.shown == url.replace("smtp://", "smtp://sender:***@")
+    with caplog.at_level("DEBUG"):
+        drain(mail_shop.engine, "shop", config, clock=lambda: NOW)
+    assert "s3cret-pw" not in caplog.text
+    assert "s3cret-pw" not in str(outbox_rows(mail_shop.engine))
+    assert "sender:***@" in caplog.text
