@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -179,3 +180,55 @@ def candidates_query(
         .order_by(moment)
         .limit(BATCH)
     )
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A reminder a row waits for: its producer's number, the moment, and when it goes."""
+
+    producer: int
+    moment: datetime
+    send_at: datetime
+
+
+def waiting_reminders(
+    conn: Connection, store: Store, table: str, row: Mapping[str, Any], now: datetime
+) -> list[Waiting]:
+    """The reminders a row of `table` waits for at `now`: moment ahead, a lead read, a send
+    time before the moment, and none queued yet for that moment."""
+    found = []
+    key = str(row.get(store.spec(table).key))
+    for number, reminder in producers(store.app):
+        if not isinstance(reminder, Reminder) or reminder.before.table != table:
+            continue
+        moment = row.get(reminder.before.at)
+        if not isinstance(moment, datetime) or moment <= now:
+            continue
+        lead = reminder.before.lead
+        settings = _setting_values(conn, store, lead)
+        own = settings.get("own")
+        if lead.via is not None:
+            linked = store.linked_rows(conn, table, row, [lead.via]).get(lead.via)
+            own = linked.get(lead.column) if linked is not None else None
+        hours = lead_hours(lead, own, settings.get("fallback"))
+        if hours is None:
+            continue
+        at = parse_wall_time(lead.at) if lead.at else None
+        send_at = send_time(moment, hours, at, store.zone)
+        if send_at < moment and not _queued(conn, store.app.name, table, key, number, moment):
+            found.append(Waiting(number, moment, send_at))
+    return found
+
+
+def _queued(
+    conn: Connection, app: str, table: str, key: str, number: int, moment: datetime
+) -> bool:
+    query = sa.select(sa.literal(1)).where(
+        outbox.c.kind == "reminder",
+        outbox.c.app == app,
+        outbox.c.table_name == table,
+        outbox.c.row_key == key,
+        outbox.c.producer == number,
+        outbox.c.moment == moment,
+    )
+    return conn.execute(query).first() is not None

@@ -12,9 +12,10 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-from rq import Queue
+from rq import Queue, get_current_job
 from sqlalchemy.orm import Session
 
+from services.events import Publisher
 from services.outbox import (
     SmtpConfig,
     connections_with_outbox,
@@ -35,9 +36,15 @@ def _control_url() -> str:
 
 def run_drain(connection: str) -> dict[str, Any]:
     """The RQ job: send a connection's due emails now; what it did is the job's result."""
+    job = get_current_job()
+    publisher = Publisher(job.connection if job is not None else None)
     with open_session(_control_url()) as session:
         done = drain_connection(
-            session, connection, SmtpConfig.from_env(), clock=lambda: datetime.now(UTC)
+            session,
+            connection,
+            SmtpConfig.from_env(),
+            clock=lambda: datetime.now(UTC),
+            publisher=publisher,
         )
     return {"sent": len(done.sent), "retried": len(done.retried), "failed": len(done.failed)}
 

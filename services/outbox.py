@@ -35,6 +35,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
 from core.outbox import MailStatus, outbox
+from core.reminders import Waiting, waiting_reminders
+from core.store import Store
 from core.writes import WriteResult
 from services.connections import get_connection, list_connections
 from services.events import Publisher, events_channel
@@ -88,6 +90,7 @@ class Drained:
     sent: list[int] = field(default_factory=list)
     retried: list[int] = field(default_factory=list)
     failed: list[int] = field(default_factory=list)
+    apps: set[str] = field(default_factory=set)
 
 
 class _Session:
@@ -243,6 +246,7 @@ def _deliver(
 ) -> None:
     """Send one claimed email and record what came of it, in the claim's transaction."""
     message = build_message(connection, row, session.config.mail_from)
+    done.apps.add(row["app"])
     try:
         answer = session.send(message, row["address"])
     except smtplib.SMTPResponseException as error:
@@ -332,14 +336,9 @@ def mail_queued(publisher: Publisher, *results: WriteResult) -> None:
     """After commits: when they queued email, enqueue the connection's drain and tell the
     Outbox screens. Best effort: the minute's drain is the safety net."""
     queued = [r for r in results if r.queued and r.events]
-    if not queued or publisher.client is None:
-        return
-    connection, app = queued[0].events[0].connection, queued[0].events[0].app
-    try:
-        enqueue_drain(Queue(QUEUE, connection=publisher.client), connection)
-        publisher.client.publish(events_channel(connection), outbox_event(connection, app))
-    except redis.RedisError as error:
-        log.warning("outbox of connection %s not told: %s", connection, type(error).__name__)
+    if queued:
+        event = queued[0].events[0]
+        tell_outbox(publisher, event.connection, event.app, drain=True)
 
 
 def outbox_event(connection: str, app: str) -> str:
@@ -374,9 +373,57 @@ def connections_with_outbox(session: Session) -> list[str]:
 
 
 def drain_connection(
-    session: Session, connection: str, config: SmtpConfig, *, clock: Callable[[], datetime]
+    session: Session,
+    connection: str,
+    config: SmtpConfig,
+    *,
+    clock: Callable[[], datetime],
+    publisher: Publisher,
 ) -> Drained:
-    """Drain a connection of the control plane (its own database holds its outbox)."""
+    """Drain a connection of the control plane (its own database holds its outbox), then
+    tell the Outbox screens of the apps whose emails changed."""
     engine = connection_engine(get_connection(session, connection))
     session.rollback()
-    return drain(engine, connection, config, clock=clock)
+    done = drain(engine, connection, config, clock=clock)
+    for app in sorted(done.apps):
+        tell_outbox(publisher, connection, app, drain=False)
+    return done
+
+
+def send_again_now(
+    store: Store, mail: int, *, now: datetime, publisher: Publisher, actor: str
+) -> bool:
+    """ "Send again" on a failed email: queued from now, the drain enqueued, the screens told."""
+    again = send_again(store.engine, mail, store.app.name, now=now)
+    if again:
+        tell_outbox(publisher, store.connection, store.app.name, drain=True)
+        log.info("email %s of %s sent again by %s", mail, store.app.name, actor)
+    return again
+
+
+def tell_outbox(publisher: Publisher, connection: str, app: str, *, drain: bool) -> None:
+    """Tell an app's Outbox screens that its emails changed (and enqueue a drain). Best effort."""
+    if publisher.client is None:
+        return
+    try:
+        if drain:
+            enqueue_drain(Queue(QUEUE, connection=publisher.client), connection)
+        publisher.client.publish(events_channel(connection), outbox_event(connection, app))
+    except redis.RedisError as error:
+        log.warning("outbox of connection %s not told: %s", connection, type(error).__name__)
+
+
+@dataclass(frozen=True)
+class RowMail:
+    """What a row page shows of its emails: those it queued, and the reminders it waits for."""
+
+    emails: list[dict[str, Any]]
+    waiting: list[Waiting]
+
+
+def row_mail(store: Store, table: str, row: Mapping[str, Any], now: datetime) -> RowMail:
+    """A row's emails, newest first, and its reminders still to come."""
+    key = str(row.get(store.spec(table).key))
+    with store.engine.connect() as conn:
+        waiting = waiting_reminders(conn, store, table, row, now)
+    return RowMail(row_emails(store.engine, store.app.name, table, key), waiting)

@@ -52,6 +52,7 @@ from web.screens.access import (
     signed_in_user,
 )
 from web.screens.clock_health import stall_of
+from web.screens.outbox import push_outbox
 from web.screens.samples import may_remove_sample
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,8 @@ class Screen:
             return connection in self.connections
         if connection != self.connection:
             return False
+        if self.kind == "outbox" or "outbox" in event:
+            return self.kind == "outbox" and event.get("outbox") == self.app
         if "paused" in event or "stalled" in event:
             return True
         if self.kind in ("pending", "set_aside"):
@@ -122,6 +125,8 @@ class Screen:
             return pushes.push_paused(self.connection)
         if "stalled" in event:
             return pushes.push_stalled(self.connection, event["stalled"])
+        if self.kind == "outbox":
+            return push_outbox(event)
         if self.kind == "board":
             return pushes.push_board(event, self.q, self.state)
         if self.kind == "row":
@@ -301,7 +306,7 @@ def _screen() -> Screen:
     base = request.host_url.replace("ws://", "http://").replace("wss://", "https://")
     connection = args.get("connection", "")
     user = require_user()
-    if kind in ("board", "row"):
+    if kind in ("board", "row", "outbox"):
         app, roles = screen_app(connection, args.get("app", ""))
         return Screen(
             kind,

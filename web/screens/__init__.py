@@ -20,6 +20,7 @@ from web.screens import (
     boards,
     connections,
     labels,
+    outbox,
     pending,
     rows,
     samples,
@@ -49,7 +50,7 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
     csrf.init_app(app)
     for blueprint in exempt:
         csrf.exempt(blueprint)  # type: ignore[arg-type]
-    for module in (auth, connections, boards, rows, pending, set_aside, samples):
+    for module in (auth, connections, boards, rows, pending, set_aside, samples, outbox):
         app.register_blueprint(module.bp)
     times.init_app(app)
     labels.init_app(app)

@@ -1,0 +1,100 @@
+"""The Outbox screen of an app: its emails queued, sent and failed, newest first, each
+readable as its reader gets it; a failed one can be sent again. Staff with a role in the
+app see it; it is pushed live on the app's outbox events. The row page's list of the
+emails a row queued and the reminders it waits for is `row_mail` here too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import abort, render_template
+
+from services.apps import app_store
+from services.outbox import (
+    SmtpConfig,
+    app_emails,
+    build_message,
+    email,
+    row_mail,
+    send_again_now,
+)
+from web.context import clock, publisher
+from web.screens.access import is_htmx, require_user, screen_app, screen_blueprint
+
+bp = screen_blueprint("outbox", __name__)
+
+SHOWN = 200
+"""The newest emails the screen lists."""
+
+
+def outbox_context(connection: str, name: str) -> dict[str, Any]:
+    """What the Outbox page and its list render."""
+    app, _ = screen_app(connection, name)
+    store = app_store(app)
+    return {
+        "app": app,
+        "connection": app.connection,
+        "zone": store.zone,
+        "emails": app_emails(store.engine, app.name, limit=SHOWN),
+        "now": clock(),
+    }
+
+
+@bp.get("/connections/<connection>/apps/<name>/outbox")
+def show_outbox(connection: str, name: str) -> str:
+    """The Outbox page (its list alone to htmx)."""
+    template = "screens/_outbox.html" if is_htmx() else "screens/outbox.html"
+    return render_template(template, **outbox_context(connection, name))
+
+
+@bp.get("/connections/<connection>/apps/<name>/outbox/list")
+def show_outbox_list(connection: str, name: str) -> str:
+    """The list alone: what a reopened socket refetches."""
+    return render_template("screens/_outbox.html", **outbox_context(connection, name))
+
+
+@bp.get("/connections/<connection>/apps/<name>/outbox/<int:mail>")
+def show_email(connection: str, name: str, mail: int) -> str:
+    """One email as its reader gets it: headers and text."""
+    app, _ = screen_app(connection, name)
+    store = app_store(app)
+    found = email(store.engine, app.name, mail)
+    if found is None:
+        abort(404)
+    message = build_message(app.connection.name, found, SmtpConfig.from_env().mail_from)
+    return render_template(
+        "screens/outbox_email.html",
+        app=app,
+        connection=app.connection,
+        zone=store.zone,
+        mail=found,
+        headers=[(k, v) for k, v in message.items() if k not in ("Content-Type", "MIME-Version")],
+        now=clock(),
+    )
+
+
+@bp.post("/connections/<connection>/apps/<name>/outbox/<int:mail>/send-again")
+def send_email_again(connection: str, name: str, mail: int) -> str:
+    """Send a failed email again; the list as it is now."""
+    app, _ = screen_app(connection, name)
+    send_again_now(
+        app_store(app), mail, now=clock(), publisher=publisher(), actor=require_user().email
+    )
+    return render_template("screens/_outbox.html", **outbox_context(connection, name))
+
+
+def push_outbox(event: Any) -> str:
+    """What the live socket pushes to an Outbox screen when its app's emails change: the list."""
+    return render_template(
+        "screens/_outbox.html", **outbox_context(str(event["connection"]), str(event["outbox"]))
+    )
+
+
+def mail_of_row(app: Any, table: str, row: Any, now: Any) -> Any:
+    """The emails a row queued and the reminders it waits for (the row page's section)."""
+    return row_mail(app_store(app), table, row, now)
+
+
+@bp.app_context_processor
+def _outbox_globals() -> dict[str, Any]:
+    return {"mail_of_row": mail_of_row}
