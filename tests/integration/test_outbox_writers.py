@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 import redis
+import sqlalchemy as sa
 from rq.job import Job
 
+from services.apps import install_adminium_tables
 from services.models import App, db
 from services.outbox import QUEUE
 from tests.integration.api_fixtures import Site, rows_path
@@ -93,3 +95,12 @@ def test_a_screen_move_queues(mail_site: Site) -> None:
     )
     assert answer.status_code == 200, answer.text
     assert emails(mail_site) == [(str(key), "screen@example.com", f"Ticket {key} is offered")]
+
+
+def test_an_older_database_gets_the_outbox_at_the_next_start(mail_site: Site) -> None:
+    engine = mail_site.store().engine
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE adminium.outbox"))
+    with mail_site.app.app_context():
+        install_adminium_tables(db.session)
+    assert outbox_rows(engine) == []  # the table is there again, empty
