@@ -20,7 +20,8 @@ import click
 from adminium.demo import demo_wanted, install_demo
 from adminium.embedded import Embedded, instance_folder, start_postgres, start_redis
 from adminium.supervisor import Supervisor, read_procfile
-from services.storage import upgrade_control_plane
+from services.apps import install_adminium_tables
+from services.storage import open_session, upgrade_control_plane
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,8 @@ def run_command(procfile: str, port: int) -> None:
     try:
         env = process_env(embedded)
         upgrade_control_plane(env["DATABASE_URL"])
+        with open_session(env["DATABASE_URL"]) as session:
+            install_adminium_tables(session)
         if demo_wanted():
             install_demo(env["DATABASE_URL"], now=datetime.now(UTC))
         url = f"http://127.0.0.1:{port}/"

@@ -9,7 +9,9 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
+from sqlalchemy.schema import CreateSchema
 
+from core.audit import ADMINIUM_SCHEMA, adminium_metadata
 from core.manifest.check import check_manifest
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
@@ -150,3 +152,20 @@ def find_app(session: Session, ref: str) -> App:
             {"app": ref},
         )
     return apps[0]
+
+
+def install_adminium_tables(session: Session) -> None:
+    """Adminium's own tables in each connection's database, those a newer version added
+    included (idempotent; the app's own tables are left as they are). A database that does
+    not answer is logged and skipped."""
+    for connection in session.scalars(select(Connection).order_by(Connection.name)):
+        try:
+            with connection_engine(connection).begin() as conn:
+                conn.execute(CreateSchema(ADMINIUM_SCHEMA, if_not_exists=True))
+                adminium_metadata.create_all(conn, checkfirst=True)
+        except SQLAlchemyError as error:
+            log.warning(
+                "Adminium's tables not checked on connection %s: %s",
+                connection.name,
+                first_line(error),
+            )
