@@ -14,7 +14,7 @@ from core.moments import Tables, apply_shift
 Row = Mapping[str, Any]
 
 
-def _takes(watch: ValueWatch, before: Row | None, after: Row) -> bool:
+def takes_value(watch: ValueWatch, before: Row | None, after: Row) -> bool:
     """A column taking one of the watched values in this write (a new row takes its values)."""
     if after.get(watch.column) not in watch.values:
         return False
@@ -28,7 +28,7 @@ def firing_stamps(spec: Table, before: Row | None, after: Row) -> list[str]:
         for c in spec.columns
         if c.rules is not None
         and c.rules.stamp is not None
-        and _takes(c.rules.stamp.on, before, after)
+        and takes_value(c.rules.stamp.on, before, after)
     ]
 
 

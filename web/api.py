@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import Any
 
@@ -20,6 +19,7 @@ from sqlalchemy.exc import DBAPIError
 
 from core.actors import Actor
 from core.errors import ValueRefused, echo
+from core.json_rows import jsonable, row_json
 from core.manifest.model import Table
 from core.store import Store
 from core.values import text_fault
@@ -46,22 +46,6 @@ PAGE_MAX = 500
 
 
 # --- what the REST and public APIs share ----------------------------------------
-
-
-def jsonable(value: Any) -> Any:
-    """A column value as JSON: times in ISO 8601 (instants in UTC), numerics as text."""
-    if isinstance(value, datetime):
-        return (value.astimezone(UTC) if value.utcoffset() is not None else value).isoformat()
-    if isinstance(value, date | time):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return str(value)
-    return value
-
-
-def row_json(row: Mapping[str, Any], columns: set[str] | None = None) -> dict[str, Any]:
-    """A row as JSON, optionally only some of its columns."""
-    return {k: jsonable(v) for k, v in row.items() if columns is None or k in columns}
 
 
 def _refuse(column: str, message: str) -> ValueRefused:
