@@ -1,12 +1,10 @@
 """Delivery of the outbox over SMTP, "Send again", and the reads the Outbox screen shows.
 
-A drain claims queued emails whose time has come `FOR UPDATE SKIP LOCKED`, a batch per
-transaction, sends each over one SMTP session and records the server's answer and the
-time in the same transaction: any number of workers send each email once. A worker that
-dies mid-batch takes its claim with it (the transaction rolls back) and another sends the
-batch again with the same `Message-ID`, so a resend is recognisable. A refusal is tried
-again after 1 min, 5 min, 30 min, 2 h and 12 h, then the email is failed with the last
-answer. `SMTP_URL` (`smtp://user:pass@host:587`, STARTTLS; `smtps://…`) and `MAIL_FROM`
+A drain (`services.sending`: claimed `FOR UPDATE SKIP LOCKED` a batch per transaction,
+the answer recorded in it, tried again after 1 min, 5 min, 30 min, 2 h and 12 h, then
+failed) sends each email over one SMTP session. A worker that dies mid-batch takes its
+claim with it and another sends the batch again with the same `Message-ID`, so a resend
+is recognisable. `SMTP_URL` (`smtp://user:pass@host:587`, STARTTLS; `smtps://…`) and `MAIL_FROM`
 configure it; the URL is shown and logged only through `hide_password`.
 """
 
@@ -18,12 +16,12 @@ import os
 import re
 import smtplib
 import ssl
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime
+from functools import partial
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -34,29 +32,20 @@ from rq.exceptions import DuplicateJobError
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
-from core.outbox import MailStatus, outbox
+from core.outbox import outbox
 from core.reminders import Waiting, waiting_reminders
 from core.store import Store
 from core.writes import WriteResult
+from services import sending
 from services.connections import get_connection, list_connections
 from services.events import Publisher, events_channel
+from services.sending import BATCH, DEADLINE, Drained, Refused
+from services.sending import RETRY_WAITS as RETRY_WAITS
 from services.storage import connection_engine
 from services.urls import hide_password
 
 log = logging.getLogger(__name__)
 
-RETRY_WAITS = (
-    timedelta(minutes=1),
-    timedelta(minutes=5),
-    timedelta(minutes=30),
-    timedelta(hours=2),
-    timedelta(hours=12),
-)
-"""The waits before each new try of a refused email; after the last, it is failed."""
-BATCH = 50
-"""Emails claimed per transaction."""
-DEADLINE = 50.0
-"""Seconds a drain may run; what it did not reach goes next time."""
 SMTP_TIMEOUT = 20.0
 DEFAULT_FROM = "adminium@localhost"
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
@@ -81,16 +70,6 @@ class SmtpConfig:
     @property
     def shown(self) -> str:
         return hide_password(self.url)
-
-
-@dataclass
-class Drained:
-    """What one drain did: ids sent, tried again later, failed for good."""
-
-    sent: list[int] = field(default_factory=list)
-    retried: list[int] = field(default_factory=list)
-    failed: list[int] = field(default_factory=list)
-    apps: set[str] = field(default_factory=set)
 
 
 class _Session:
@@ -199,21 +178,21 @@ def drain(
     monotonic: Callable[[], float] | None = None,
 ) -> Drained:
     """Send a connection's queued emails whose time has come, a batch per transaction."""
-    tick = monotonic or time.monotonic
-    started = tick()
-    done = Drained()
     session = _Session(config)
     try:
-        while tick() - started < deadline:
-            with engine.begin() as conn:
-                claimed = _claim(conn, clock(), batch)
-                for row in claimed:
-                    _deliver(conn, session, connection, row, clock(), done)
-            if len(claimed) < batch:
-                break
+        done = sending.drain_due(
+            engine,
+            outbox,
+            partial(_send, session, connection),
+            noun="email",
+            clock=clock,
+            batch=batch,
+            deadline=deadline,
+            monotonic=monotonic,
+        )
     finally:
         session.close()
-    if done.sent or done.retried or done.failed:
+    if done.any:
         log.info(
             "outbox of connection %s via %s: sent %s, to try again %s, failed %s",
             connection,
@@ -225,62 +204,17 @@ def drain(
     return done
 
 
-def _claim(conn: Connection, now: datetime, batch: int) -> list[dict[str, Any]]:
-    query = (
-        sa.select(outbox)
-        .where(outbox.c.status == MailStatus.queued.value, outbox.c.send_at <= now)
-        .order_by(outbox.c.send_at, outbox.c.id)
-        .limit(batch)
-        .with_for_update(skip_locked=True)
-    )
-    return [dict(r) for r in conn.execute(query).mappings()]
-
-
-def _deliver(
-    conn: Connection,
-    session: _Session,
-    connection: str,
-    row: Mapping[str, Any],
-    now: datetime,
-    done: Drained,
-) -> None:
-    """Send one claimed email and record what came of it, in the claim's transaction."""
+def _send(
+    session: _Session, connection: str, conn: Connection, row: Mapping[str, Any], now: datetime
+) -> str:
+    """Send one claimed email: the server's answer; Refused with it when it says no."""
     message = build_message(connection, row, session.config.mail_from)
-    done.apps.add(row["app"])
     try:
-        answer = session.send(message, row["address"])
+        return session.send(message, row["address"])
     except smtplib.SMTPResponseException as error:
-        _refused(conn, row, now, f"{error.smtp_code} {_text(error.smtp_error)}", done)
+        raise Refused(f"{error.smtp_code} {_text(error.smtp_error)}") from error
     except (smtplib.SMTPException, OSError) as error:
-        _refused(conn, row, now, f"{type(error).__name__}: {error}", done)
-    else:
-        _update(conn, row["id"], status=MailStatus.sent.value, sent_at=now, answer=answer)
-        done.sent.append(row["id"])
-
-
-def _refused(
-    conn: Connection, row: Mapping[str, Any], now: datetime, answer: str, done: Drained
-) -> None:
-    attempts = row["attempts"] + 1
-    if attempts <= len(RETRY_WAITS):
-        wait = RETRY_WAITS[attempts - 1]
-        _update(conn, row["id"], attempts=attempts, send_at=now + wait, answer=answer)
-        done.retried.append(row["id"])
-        log.warning(
-            "email %s of %s.%s key=%s refused (%s): tried again in %s",
-            row["id"], row["app"], row["table_name"], row["row_key"], answer, wait,
-        )  # fmt: skip
-    else:
-        _update(conn, row["id"], attempts=attempts, status=MailStatus.failed.value, answer=answer)
-        done.failed.append(row["id"])
-        log.error(
-            "email %s of %s.%s key=%s failed after %s tries: %s",
-            row["id"], row["app"], row["table_name"], row["row_key"], attempts, answer,
-        )  # fmt: skip
-
-
-def _update(conn: Connection, mail: int, **values: Any) -> None:
-    conn.execute(sa.update(outbox).where(outbox.c.id == mail).values(**values))
+        raise Refused(f"{type(error).__name__}: {error}") from error
 
 
 def _text(text: bytes | str) -> str:
@@ -290,20 +224,7 @@ def _text(text: bytes | str) -> str:
 def send_again(engine: Engine, mail: int, app: str, *, now: datetime) -> bool:
     """A failed email queued again from now, its tries counted anew; False when there is no
     failed email of that id in that app."""
-    with engine.begin() as conn:
-        found = conn.execute(
-            sa.update(outbox)
-            .where(
-                outbox.c.id == mail,
-                outbox.c.app == app,
-                outbox.c.status == MailStatus.failed.value,
-            )
-            .values(status=MailStatus.queued.value, send_at=now, attempts=0)
-            .returning(outbox.c.id)
-        ).first()
-    if found is not None:
-        log.info("email %s of %s queued again", mail, app)
-    return found is not None
+    return sending.send_again(engine, outbox, mail, app, now=now, noun="email")
 
 
 def app_emails(engine: Engine, app: str, *, limit: int = 100) -> list[dict[str, Any]]:

@@ -1,0 +1,189 @@
+"""Sending what writes queued (emails, webhook deliveries): claim, try, wait longer, give up.
+
+One drain serves every such table (`adminium.outbox`, `adminium.deliveries`): it claims
+queued rows whose time has come `FOR UPDATE SKIP LOCKED`, a batch per transaction, tries
+each and records what came of it in the same transaction, so any number of workers send
+each row once. A worker that dies mid-batch takes its claim with it (the transaction
+rolls back) and another sends the batch again, with the same id so a receiver can tell.
+A refusal is tried again after 1 min, 5 min, 30 min, 2 h and 12 h, then the row is failed
+with the last answer; "Send again" queues a failed row anew.
+
+Each table has the columns `id`, `app`, `table_name`, `row_key`, `status` (queued, sent,
+failed: `core.outbox.MailStatus`), `attempts`, `send_at`, `sent_at` and `answer`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from core.outbox import MailStatus
+
+log = logging.getLogger(__name__)
+
+RETRY_WAITS = (
+    timedelta(minutes=1),
+    timedelta(minutes=5),
+    timedelta(minutes=30),
+    timedelta(hours=2),
+    timedelta(hours=12),
+)
+"""The waits before each new try of a refused row; after the last, it is failed."""
+BATCH = 50
+"""Rows claimed per transaction."""
+DEADLINE = 50.0
+"""Seconds a drain may run; what it did not reach goes next time."""
+
+Send = Callable[[Connection, Mapping[str, Any], datetime], str]
+"""Send one claimed row (in the claim's transaction, `now` the try's time): the answer to
+record, or `Refused` with the answer."""
+
+
+class Refused(Exception):
+    """A try that did not get through, and the answer to record (tried again later)."""
+
+    def __init__(self, answer: str) -> None:
+        super().__init__(answer)
+        self.answer = answer
+
+
+@dataclass
+class Drained:
+    """What one drain did: ids sent, tried again later, failed for good."""
+
+    sent: list[int] = field(default_factory=list)
+    retried: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+    apps: set[str] = field(default_factory=set)
+    """The apps whose rows it tried (their screens are told)."""
+
+    def add(self, other: Drained) -> None:
+        """Count another drain's rows in this one."""
+        self.sent += other.sent
+        self.retried += other.retried
+        self.failed += other.failed
+        self.apps |= other.apps
+
+    @property
+    def any(self) -> bool:
+        """Whether the drain tried anything."""
+        return bool(self.sent or self.retried or self.failed)
+
+
+def drain_due(
+    engine: Engine,
+    table: sa.Table,
+    send: Send,
+    *,
+    noun: str,
+    clock: Callable[[], datetime],
+    batch: int = BATCH,
+    deadline: float = DEADLINE,
+    monotonic: Callable[[], float] | None = None,
+) -> Drained:
+    """Try a table's queued rows whose time has come, a batch per transaction, until none is
+    left or the deadline passes (rows claimed but not reached stay queued for next time)."""
+    tick = monotonic or time.monotonic
+    started = tick()
+    done = Drained()
+    while tick() - started < deadline:
+        with engine.begin() as conn:
+            claimed = _claim(conn, table, clock(), batch)
+            for row in claimed:
+                if tick() - started >= deadline:
+                    return done
+                _try(conn, table, send, row, clock(), done, noun)
+        if len(claimed) < batch:
+            break
+    return done
+
+
+def _claim(conn: Connection, table: sa.Table, now: datetime, batch: int) -> list[dict[str, Any]]:
+    query = (
+        sa.select(table)
+        .where(table.c.status == MailStatus.queued.value, table.c.send_at <= now)
+        .order_by(table.c.send_at, table.c.id)
+        .limit(batch)
+        .with_for_update(skip_locked=True)
+    )
+    return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def _try(
+    conn: Connection,
+    table: sa.Table,
+    send: Send,
+    row: Mapping[str, Any],
+    now: datetime,
+    done: Drained,
+    noun: str,
+) -> None:
+    """Send one claimed row and record what came of it, in the claim's transaction."""
+    done.apps.add(row["app"])
+    try:
+        answer = send(conn, row, now)
+    except Refused as refused:
+        _refused(conn, table, row, now, refused.answer, done, noun)
+    else:
+        _update(conn, table, row["id"], status=MailStatus.sent.value, sent_at=now, answer=answer)
+        done.sent.append(row["id"])
+
+
+def _refused(
+    conn: Connection,
+    table: sa.Table,
+    row: Mapping[str, Any],
+    now: datetime,
+    answer: str,
+    done: Drained,
+    noun: str,
+) -> None:
+    attempts = row["attempts"] + 1
+    if attempts <= len(RETRY_WAITS):
+        wait = RETRY_WAITS[attempts - 1]
+        _update(conn, table, row["id"], attempts=attempts, send_at=now + wait, answer=answer)
+        done.retried.append(row["id"])
+        log.warning(
+            "%s %s of %s.%s key=%s refused (%s): tried again in %s",
+            noun, row["id"], row["app"], row["table_name"], row["row_key"], answer, wait,
+        )  # fmt: skip
+    else:
+        failed = MailStatus.failed.value
+        _update(conn, table, row["id"], attempts=attempts, status=failed, answer=answer)
+        done.failed.append(row["id"])
+        log.error(
+            "%s %s of %s.%s key=%s failed after %s tries: %s",
+            noun, row["id"], row["app"], row["table_name"], row["row_key"], attempts, answer,
+        )  # fmt: skip
+
+
+def _update(conn: Connection, table: sa.Table, row_id: int, **values: Any) -> None:
+    conn.execute(sa.update(table).where(table.c.id == row_id).values(**values))
+
+
+def send_again(
+    engine: Engine, table: sa.Table, row_id: int, app: str, *, now: datetime, noun: str
+) -> bool:
+    """A failed row queued again from now, its tries counted anew; False when there is no
+    failed row of that id in that app."""
+    with engine.begin() as conn:
+        found = conn.execute(
+            sa.update(table)
+            .where(
+                table.c.id == row_id,
+                table.c.app == app,
+                table.c.status == MailStatus.failed.value,
+            )
+            .values(status=MailStatus.queued.value, send_at=now, attempts=0)
+            .returning(table.c.id)
+        ).first()
+    if found is not None:
+        log.info("%s %s of %s queued again", noun, row_id, app)
+    return found is not None
