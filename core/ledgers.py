@@ -2,7 +2,7 @@
 
 A posting takes the row's `amount` from the account its `via` points at when the row is
 made (`"on": "create"`) or moves into given values, in the write's transaction: the
-account locked FOR UPDATE NOWAIT (held elsewhere: LEDGER_BUSY), its balance kept within
+account locked FOR NO KEY UPDATE NOWAIT (held elsewhere: LEDGER_BUSY), its balance kept within
 the ledger's `min`..`max` (else LEDGER_CAP), one entry in `adminium.ledger_entries`.
 While the row is in a held state its posting is a hold until heldUntil: a move into
 `givesBack` gives it back at once (the amount back to the account, the row's amount
@@ -220,8 +220,17 @@ def _change_balance(
     ledger = change.ledger
     account_key = store.coerce_key(ledger.table, change.account)
     where = {"ledger": ledger.name, "key": change.account}
+    accounts = store.table(ledger.table)
+    key_column = accounts.c[store.spec(ledger.table).key]
+    # FOR NO KEY UPDATE: the balance changes, never the key, so a row that references the
+    # account (its foreign key check takes KEY SHARE) is not kept waiting by it.
+    query = (
+        sa.select(accounts)
+        .where(key_column == account_key)
+        .with_for_update(nowait=True, key_share=True)
+    )
     try:
-        account = store.read_row(conn, ledger.table, account_key, lock=True)
+        account = conn.execute(query).mappings().first()
     except sa.exc.OperationalError as error:
         if getattr(error.orig, "sqlstate", None) != "55P03":
             raise
@@ -242,8 +251,6 @@ def _change_balance(
             f" outside {_shown(low)}..{_shown(high)}",
             {**where, "balance": str(balance), "amount": str(change.amount)},
         )
-    accounts = store.table(ledger.table)
-    key_column = accounts.c[store.spec(ledger.table).key]
     conn.execute(
         sa.update(accounts).where(key_column == account_key).values({ledger.balance: after})
     )
