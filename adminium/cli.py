@@ -27,6 +27,7 @@ COMMANDS = {
     "sample": "adminium.sample_commands:sample_group",
     "set-aside": "adminium.set_aside_commands:set_aside_group",
     "move": "adminium.set_aside_commands:move_command",
+    "webhook": "adminium.webhook_commands:webhook_group",
 }
 
 

@@ -1,4 +1,5 @@
-"""The control plane's tables: connections, apps, users and their roles (Flask-SQLAlchemy).
+"""The control plane's tables: connections, apps, webhooks, users and their roles
+(Flask-SQLAlchemy).
 
 They live in Adminium's own database (`DATABASE_URL`), in a schema of their own
 (`adminium_control`), so that database may also serve as a connection's database
@@ -60,6 +61,9 @@ class Connection(db.Model):  # type: ignore[name-defined,misc]
     apps: Mapped[list[App]] = relationship(
         back_populates="connection", order_by="App.name", cascade="all, delete-orphan"
     )
+    webhooks: Mapped[list[Webhook]] = relationship(
+        back_populates="connection", order_by="Webhook.name", cascade="all, delete-orphan"
+    )
 
     @property
     def safe_url(self) -> str:
@@ -73,6 +77,31 @@ class Connection(db.Model):  # type: ignore[name-defined,misc]
 
     def __repr__(self) -> str:
         return f"<Connection {self.id} {self.name!r} {self.safe_url}>"
+
+
+class Webhook(db.Model):  # type: ignore[name-defined,misc]
+    """A connection's webhook endpoint that automations name: its URL and signing secret
+    (Standard Webhooks `whsec_…`), shown once when made, never in a manifest or a log."""
+
+    __tablename__ = "webhooks"
+    __table_args__ = (UniqueConstraint("connection_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    connection_id: Mapped[int] = mapped_column(ForeignKey("connections.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(63))
+    url: Mapped[str] = mapped_column(String(2000))
+    secret: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    connection: Mapped[Connection] = relationship(back_populates="webhooks")
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with any password or token in it hidden: the only form shown or logged."""
+        return hide_password(self.url)
+
+    def __repr__(self) -> str:
+        return f"<Webhook {self.id} {self.name!r} on connection {self.connection_id}>"
 
 
 class App(db.Model):  # type: ignore[name-defined,misc]

@@ -20,6 +20,14 @@ REDIS_SCHEMES = ("redis", "rediss", "unix")
 SMTP_SCHEMES = ("smtp", "smtps")
 """The schemes of SMTP_URL, shown as a Redis URL is (user part and `?password=` hidden)."""
 
+WEB_SCHEMES = ("http", "https")
+"""The schemes of a webhook's URL, shown as a Redis URL is, its query's secrets hidden too."""
+
+SECRET_QUERY_KEYS = frozenset(
+    {"password", "token", "access_token", "secret", "key", "api_key", "apikey", "sig", "signature"}
+)
+"""Query names whose values are hidden: what a URL's maker puts a credential in."""
+
 HIDDEN = "***"
 
 
@@ -29,8 +37,9 @@ def sqlalchemy_url(url: str) -> str:
 
 
 def hide_password(url: str) -> str:
-    """A PostgreSQL, Redis or SMTP URL as it may be shown: `postgresql://user:***@host:port/db`."""
-    if url.split("://", 1)[0].lower() in (*REDIS_SCHEMES, *SMTP_SCHEMES):
+    """A PostgreSQL, Redis, SMTP or web URL as it may be shown:
+    `postgresql://user:***@host:port/db`, `https://host/hook?token=***`."""
+    if url.split("://", 1)[0].lower() in (*REDIS_SCHEMES, *SMTP_SCHEMES, *WEB_SCHEMES):
         return _hide_redis_password(url)
     try:
         parsed = parse_url(url)
@@ -44,7 +53,8 @@ def hide_password(url: str) -> str:
 
 
 def _hide_redis_password(url: str) -> str:
-    """A Redis URL with the password of its user part and of its `?password=` hidden."""
+    """A Redis, SMTP or web URL with the password of its user part and its query's secrets
+    (`?password=`, `?token=`...) hidden."""
     try:
         parts = urlsplit(url)
         password = parts.password
@@ -56,7 +66,7 @@ def _hide_redis_password(url: str) -> str:
         user = parts.netloc.rpartition("@")[0].partition(":")[0]
         netloc = f"{user}:{HIDDEN}@{parts.netloc.rpartition('@')[2]}"
     query = [
-        (key, HIDDEN if key.lower() == "password" else value)
+        (key, HIDDEN if key.lower() in SECRET_QUERY_KEYS else value)
         for key, value in parse_qsl(parts.query, keep_blank_values=True)
     ]
     # Built by hand: urlunsplit drops the empty host of `unix:///path`.

@@ -128,9 +128,9 @@ def test_migrations_from_an_empty_database_match_the_models(control_url: str) ->
         diff = compare_metadata(context, Base.metadata)
         version = conn.scalar(sa.text(f"SELECT version_num FROM {SCHEMA}.alembic_version"))
     engine.dispose()
-    assert tables == {"connections", "apps", "users", "user_roles", "alembic_version"}
+    assert tables == {"connections", "apps", "webhooks", "users", "user_roles", "alembic_version"}
     assert diff == []
-    assert version == "0002"
+    assert version == "0003"
 
 
 def test_upgrade_at_once_from_three_processes_then_again_is_harmless(
