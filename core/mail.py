@@ -45,6 +45,27 @@ def _environment() -> SandboxedEnvironment:
     return SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
 
 
+class RowValues:
+    """A row as a template reads it: `row.items` is the column `items`, never a dict method."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self._values = dict(values)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._values
+
+
 def producer_words(producer: Message | Reminder) -> tuple[str, str]:
     """The subject and body as written; a reminder without them has a default subject and
     its subject for a body."""

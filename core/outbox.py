@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 
 from core.actors import Actor, ActorKind
 from core.audit import adminium_metadata
-from core.mail import render_words
+from core.mail import RowValues, render_words
 from core.manifest.model import App, Message, Reminder
 from core.sample_marks import sample_marks
 
@@ -162,7 +162,7 @@ def is_sample(conn: Connection, app: str, table: str, key: str) -> bool:
 
 def mail_context(store: Store, table: str, row: Row, **extra: Any) -> dict[str, Any]:
     """What a template reads: the row (values as JSON gives them), the app and the table."""
-    return {"row": _plain(row), "app": store.app.name, "table": table, **extra}
+    return {"row": RowValues(_plain(row)), "app": store.app.name, "table": table, **extra}
 
 
 def _plain(row: Row) -> dict[str, Any]:

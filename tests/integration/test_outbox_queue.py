@@ -233,3 +233,17 @@ def test_adminium_indexes_names_the_reminder_index_and_the_query_uses_it(mail_sh
         compiled = query.compile(conn, compile_kwargs={"literal_binds": True})
         plan = "\n".join(r[0] for r in conn.execute(sa.text(f"EXPLAIN {compiled}")))
     assert "ix_orders_due_at" in plan
+
+
+def test_a_template_reads_a_column_named_like_a_dict_method(make_shop: Callable[..., Shop]) -> None:
+    manifest = mail_shop_manifest()
+    manifest["tables"]["orders"]["columns"].append(
+        {"ref": "items", "type": "text", "nullable": True}
+    )
+    manifest["outbox"]["producers"][0]["body"] = (
+        "Items: {{ row.items }}; code {{ row['cancel_code'] }}"
+    )
+    shop = make_shop(manifest)
+    key = shop.order(None, email="ann@example.com", items="2 pizzas")
+    cancel(shop, key)
+    assert outbox_rows(shop.engine)[0]["body"] == "Items: 2 pizzas; code None"
