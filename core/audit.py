@@ -29,8 +29,13 @@ audit = sa.Table(
     sa.Column("move_to", sa.Text),
     sa.Column("before", JSONB),
     sa.Column("after", JSONB),
+    # The move that set this one off, for a row an effect moved: {table, key, from, to}.
+    sa.Column("cause", JSONB),
     sa.Index("ix_audit_row", "app", "table_name", "row_key"),
 )
+
+AUDIT_UPGRADES = (f"ALTER TABLE {ADMINIUM_SCHEMA}.audit ADD COLUMN IF NOT EXISTS cause JSONB",)
+"""What a database made before a column joined the audit needs, each statement idempotent."""
 
 
 def write_and_audit(
@@ -106,9 +111,10 @@ def audit_entry(
     table: str,
     move_from: str | None,
     move_to: str | None,
+    cause: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The audit columns a write knows before it is made."""
-    return {
+    """The audit columns a write knows before it is made; `cause` for a row an effect moved."""
+    entry = {
         "at": at,
         "actor": actor,
         "actor_kind": actor_kind,
@@ -117,3 +123,6 @@ def audit_entry(
         "move_from": move_from,
         "move_to": move_to,
     }
+    if cause is not None:
+        entry["cause"] = dict(cause)
+    return entry

@@ -16,13 +16,16 @@ _GIVEN_BY_IMPORT = ("stamp", "code")
 
 
 def owned_columns(spec: Table) -> dict[str, str]:
-    """Columns only Adminium writes, each with why: the state, stamps, codes, late flags."""
+    """Columns only Adminium writes, each with why: the state, stamps, codes, totals, late
+    flags."""
     owned: dict[str, str] = {}
     for column in spec.columns:
         if column.rules is not None and column.rules.stamp is not None:
             owned[column.ref] = "stamp"
         if column.rules is not None and column.rules.code is not None:
             owned[column.ref] = "code"
+        if column.rules is not None and column.rules.total is not None:
+            owned[column.ref] = "total"
     if spec.states is not None:
         for rule in spec.states.late or ():
             if rule.flag is not None:
@@ -54,7 +57,9 @@ def writer_values(
             continue
         if reason == "state":
             raise ColumnReadOnly(f"{name!r} changes only by a move", _why(name, "state"))
-        if reason in _GIVEN_BY_IMPORT and actor.kind not in (ActorKind.import_, ActorKind.sample):
+        given = reason in _GIVEN_BY_IMPORT and actor.kind in (ActorKind.import_, ActorKind.sample)
+        if reason in ("stamp", "code", "total") and not given:
+            # A total is recomputed from its linked rows at every write: nobody brings one.
             raise ColumnReadOnly(f"{name!r} is written by Adminium", _why(name, reason))
         if name == spec.key and not (creating and column is not None and column.type != "serial"):
             raise ColumnReadOnly(f"{name!r} is the row's key", _why(name, "key"))

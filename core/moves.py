@@ -17,9 +17,16 @@ from core.manifest.model import MoveSpec, Table
 
 
 def judge_move(
-    spec: Table, state_from: str | None, move_to: str | None, seen_state: str | None, actor: Actor
+    spec: Table,
+    state_from: str | None,
+    move_to: str | None,
+    seen_state: str | None,
+    actor: Actor,
+    *,
+    roles: bool = True,
 ) -> MoveSpec:
-    """The listed move from the row's state; undo only by a person naming what they saw; roles."""
+    """The listed move from the row's state; undo only by a person naming what they saw; roles
+    (not for an effect's move: the move that set it off was allowed)."""
     states = spec.states
     details = {"from": state_from, "to": None if move_to is None else echo(move_to)}
     if states is None or state_from is None:
@@ -45,7 +52,8 @@ def judge_move(
             "a person makes it, naming the state they saw",
             {**details, "reason": reason},
         )
-    _judge_roles(found, actor, details)
+    if roles:
+        _judge_roles(found, actor, details)
     return found
 
 

@@ -22,6 +22,7 @@ from core.sample_marks import sample_marks
 from core.samples import Context, SampleFile, SampleRefused, resolve_row
 from core.set_aside import set_aside
 from core.store import Row, Store
+from core.totals import Touched, touch_totals, write_totals
 from core.writes import WriteRequest, change_row, create_row
 
 log = logging.getLogger(__name__)
@@ -160,18 +161,23 @@ def remove_sample(store: Store, *, now: datetime) -> dict[str, int]:
         for table, key in marks:
             if table not in setup:  # setup marked by an older sample stays (its mark goes)
                 keys.setdefault(table, []).append(key)
-        # Rows an effect of a sample row moved join here once effects exist: the effect
-        # marks them as it moves them, so they are among `marks` already.
+        # Rows an effect of a sample row moved are among `marks` already: an effect of a
+        # sample row moves sample rows only. Totals over removed rows are recomputed once.
+        touched = Touched()
         for table in deletion_order(app):
             if keys.get(table):
-                removed[table] = _remove_rows(conn, store, table, keys[table], now)
+                removed[table] = _remove_rows(conn, store, table, keys[table], now, touched)
+        write_totals(conn, store, touched.parents, actor=Actor.sample().name)
         conn.execute(sa.delete(sample_marks).where(sample_marks.c.app == app.name))
     log.info("sample data of app %s removed: %s", app.name, removed)
     return removed
 
 
-def _remove_rows(conn: Connection, store: Store, table: str, keys: list[str], now: datetime) -> int:
-    """Delete these rows of one table, their set-aside records, and audit each delete."""
+def _remove_rows(
+    conn: Connection, store: Store, table: str, keys: list[str], now: datetime, touched: Touched
+) -> int:
+    """Delete these rows of one table, their set-aside records, and audit each delete; note
+    the totals they counted in."""
     spec = store.spec(table)
     sql_table = store.table(table)
     wanted = [store.coerce_key(table, key) for key in keys]
@@ -181,6 +187,7 @@ def _remove_rows(conn: Connection, store: Store, table: str, keys: list[str], no
     state_column = spec.states.column if spec.states is not None else None
     entries = []
     for row in gone:
+        touch_totals(store, table, dict(row), None, touched)
         entry = audit_entry(
             at=now,
             actor=Actor.sample().name,

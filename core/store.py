@@ -19,7 +19,7 @@ from psycopg.conninfo import conninfo_to_dict
 from pydantic import BaseModel
 from sqlalchemy.engine import Connection, Engine
 
-from core.audit import ADMINIUM_SCHEMA, adminium_metadata
+from core.audit import ADMINIUM_SCHEMA, AUDIT_UPGRADES, adminium_metadata
 from core.ledger_entries import postings as _postings  # noqa: F401  (install makes it)
 from core.manifest.model import (
     App,
@@ -212,6 +212,8 @@ def install_app(engine: Engine, app: App) -> None:
         for schema in (app.schema_name, ADMINIUM_SCHEMA):
             conn.execute(sa.schema.CreateSchema(schema, if_not_exists=True))
         adminium_metadata.create_all(conn, checkfirst=True)
+        for upgrade in AUDIT_UPGRADES:
+            conn.execute(sa.text(upgrade))
         build_metadata(app).create_all(conn, checkfirst=True)
         for statement in timed_indexes(app):
             conn.execute(sa.text(statement))

@@ -15,13 +15,15 @@ WALL_TIME_LENGTH = 5  # "HH:MM"
 
 
 def written_by_rules(table: Table) -> dict[str, str]:
-    """Columns another rule writes, each with that rule's name: stamps and codes (totals later)."""
+    """Columns another rule writes, each with that rule's name: stamps, codes and totals."""
     written: dict[str, str] = {}
     for column in table.columns:
         if column.rules and column.rules.stamp:
             written[column.ref] = "a stamp"
         if column.rules and column.rules.code:
             written[column.ref] = "a code"
+        if column.rules and column.rules.total:
+            written[column.ref] = "a total"
     return written
 
 

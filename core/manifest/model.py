@@ -181,11 +181,23 @@ class Code(Model):
     renew: Renew | None = None
 
 
+class TotalRule(Model):
+    """The sum of a number column (or, with `count`, the number) of the rows of `table`
+    whose `via` points at this row, those whose `where` column holds one of its values."""
+
+    table: Name
+    via: Name
+    sum: Name | None = None
+    count: Literal[True] | None = None
+    where: ValueWatch | None = None
+
+
 class ColumnRules(Model):
-    """Rules that write a column. Later rules (totals) join here."""
+    """Rules that write a column: a stamp, a code or a total."""
 
     stamp: Stamp | None = None
     code: Code | None = None
+    total: TotalRule | None = None
 
 
 class Column(Model):
@@ -227,13 +239,24 @@ class Requires(Model):
     setting: list[SettingCondition] | None = None
 
 
+class Effect(Model):
+    """A linked row moved with this move: with `table`, every row of it whose `via` points
+    at this row; without, the one row this row's `via` points at. Each goes to `to`."""
+
+    table: Name | None = None
+    via: Name
+    to: Name
+
+
 class MoveSpec(Model):
-    """A move written as an object: its target, what it needs, undo, and who may make it."""
+    """A move written as an object: its target, what it needs, undo, who may make it, and
+    the linked rows it moves."""
 
     to: Name
     requires: Requires | None = None
     undo: bool = False
     roles: list[Name] | None = None
+    effects: list[Effect] | None = None
 
 
 def _move_tag(value: Any) -> str | None:
