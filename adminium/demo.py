@@ -13,6 +13,7 @@ import json
 import logging
 import os
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +21,16 @@ import psycopg
 from psycopg import sql
 from sqlalchemy import select
 
+from core.actors import Actor
 from core.sample_data import SampleRow
 from core.samples import load_sample
+from core.store import Store
 from services import apps, connections, users
 from services.events import NO_PUBLISHER
 from services.models import Connection
 from services.samples import add_sample_data
 from services.storage import open_session
+from services.writes import write_by_person
 
 log = logging.getLogger(__name__)
 
@@ -72,11 +76,35 @@ def install_demo(
             added[name] = add_sample_data(
                 apps.app_store(app), sample, now=now, publisher=NO_PUBLISHER
             )
+            if name == "tickets":
+                add_till_ticket(apps.app_store(app), now=now)
         if added:
             add_demo_user(session)
     if added:
         log.info("demo installed on connection %s: %s", DEMO_CONNECTION, ", ".join(added))
     return added
+
+
+def add_till_ticket(store: Store, *, now: datetime) -> None:
+    """A real gift card (sample rows never post) and a bar till ticket paid partly by it and
+    left open: its card payment is a hold the clock gives back once the hold's minutes pass."""
+    actor = Actor.person(DEMO_EMAIL)
+
+    def write(table: str, values: dict[str, Any]) -> Any:
+        result = write_by_person(
+            store, table, actor=actor, clock=lambda: now, publisher=NO_PUBLISHER, values=values
+        )
+        return result.key
+
+    card = write("gift_cards", {"holder_name": "Lena Brandt", "balance": Decimal("40")})
+    ticket = {
+        "items": "2 x lemonade, crisps",
+        "total": Decimal("14.50"),
+        "gift_card_id": card,
+        "card_paid": Decimal("12.50"),
+        "opened_at": now,
+    }
+    write("till_tickets", ticket)
 
 
 def demo_manifest(examples: Path, name: str) -> dict[str, Any]:

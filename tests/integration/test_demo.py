@@ -6,6 +6,7 @@ import signal
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import psycopg
@@ -125,3 +126,21 @@ def test_run_from_a_clean_instance_serves_the_demo_board(
     assert "3 x dumplings" in board, running.log_tail()
     assert running.stop(signal.SIGINT, group=True) in (0, 130)
     wait_for("every process of the run to stop", lambda: not running.leftovers())
+
+
+def test_the_demo_till_tickets_card_payment_is_given_back_by_the_clock(
+    demo: dict[str, Any],
+) -> None:
+    install_demo(demo["control_url"], now=NOW, database=demo["database"])
+    with open_session(demo["control_url"]) as session:
+        stores = [app_store(app) for app in get_connection(session, "demo").apps]
+    # Opened at NOW and held for settings.till_hold_minutes (3): given back at NOW + 3 min.
+    early = sweep_connection(stores, connection="demo", now=NOW + timedelta(minutes=2))
+    assert early.given_back == ()
+    assert snapshot(demo["control_url"])["tickets.gift_cards"][0]["balance"] == Decimal("27.50")
+    later = sweep_connection(stores, connection="demo", now=NOW + timedelta(minutes=3))
+    assert [(g.record.table, g.record.key) for g in later.given_back] == [("till_tickets", "1")]
+    rows = snapshot(demo["control_url"])
+    assert rows["tickets.gift_cards"][0]["balance"] == Decimal("40")
+    assert rows["tickets.till_tickets"][0]["card_paid"] == 0
+    assert rows["tickets.till_tickets"][0]["status"] == "open"
