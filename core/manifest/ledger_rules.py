@@ -150,7 +150,7 @@ def _check_posting(
     link = column_of(table, posting.via)
     if link is None:
         out.append(Refusal(where(*at, "via"), no_column(name, posting.via)))
-    elif ledger is not None and link.references != ledger.table:
+    elif ledger is not None and lk.table(ledger.table) and link.references != ledger.table:
         pointed = f'points at "{link.references}"' if link.references else "is no foreign key"
         sentence = (
             f'"{name}.{posting.via}" {pointed}: "via" names a column that points at the'
