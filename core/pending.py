@@ -59,6 +59,8 @@ class Aside:
     until: datetime
     row: Row
     record: SetAside
+    fallback: int = 0
+    """Which part of the moment answered (0 its own column, n its n-th fallback)."""
 
     @property
     def dom_id(self) -> str:
@@ -215,7 +217,15 @@ def _still_aside(conn: Connection, store: Store, record: SetAside, tables: Table
     if waiting is None or not record.stands_for(waiting.reading.at):
         return None
     return Aside(
-        rule, record.key, record.code, record.message, record.moment, record.until, row, record
+        rule,
+        record.key,
+        record.code,
+        record.message,
+        record.moment,
+        record.until,
+        row,
+        record,
+        waiting.reading.fallback,
     )
 
 

@@ -24,7 +24,7 @@ PREFIX = "the database refused the value: "
 
 _RULE_WORDS = {
     "not-null": "must have a value",
-    "check": "is refused by the table's rule",
+    "check": "breaks a rule of the table",
     "foreign-key": "must name a row that exists",
     "unique": "is already taken by another row",
 }
@@ -97,7 +97,8 @@ def _constraint(store: Store, table: str, name: str) -> tuple[list[str], str | N
 
 
 def _fixable(store: Store, table: str, columns: list[str]) -> list[str]:
-    """A constraint's columns, the state column last: a person fixes the others."""
+    """A constraint's columns a person fixes: all but the state column (a move changes
+    that), unless it is the only one."""
     spec = store.spec(table)
     state = spec.states.column if spec.states is not None else None
-    return sorted(columns, key=lambda c: c == state)
+    return [c for c in columns if c != state] or columns

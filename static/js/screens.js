@@ -55,3 +55,57 @@ new MutationObserver((records) => {
     });
   });
 }).observe(document.documentElement, { childList: true, subtree: true });
+
+// Keyboard focus stays where the person was after a move, an edit, a fix or a push: the
+// swapped-in element with the same id takes it back; when the item left (fixed), the next
+// item (else the one before, else the list's empty state) takes it.
+let focusWas = null;
+
+function rememberFocus() {
+  const active = document.activeElement;
+  if (!active || active === document.body || !active.id) { return; }
+  const item = active.closest("li[id], tr[id], .row-detail[id], .card[id]");
+  focusWas = {
+    id: active.id,
+    next: item && item.nextElementSibling ? item.nextElementSibling.id : "",
+    previous: item && item.previousElementSibling ? item.previousElementSibling.id : "",
+    list: item && item.parentElement ? item.parentElement.id : "",
+  };
+}
+
+function focusInside(id) {
+  const found = id ? document.getElementById(id) : null;
+  if (!found || found.offsetParent === null) { return false; }
+  const control = found.matches("a, button, input, select, [tabindex]") ? found
+    : found.querySelector("a, button, input, select, [tabindex]");
+  if (!control) { return false; }
+  control.focus();
+  return true;
+}
+
+function restoreFocus() {
+  const was = focusWas;
+  const active = document.activeElement;
+  if (!was || (active && active !== document.body && active.isConnected)) { return; }
+  focusWas = null;
+  const list = was.list ? document.getElementById(was.list) : null;
+  const empty = list ? list.querySelector(".empty") : null;
+  if (focusInside(was.id) || focusInside(was.next) || focusInside(was.previous)) { return; }
+  if (empty && empty.offsetParent !== null) { empty.focus(); }
+}
+
+["htmx:beforeSwap", "htmx:oobBeforeSwap", "htmx:wsBeforeMessage"].forEach((name) => {
+  document.addEventListener(name, rememberFocus);
+});
+["htmx:afterSettle", "htmx:oobAfterSwap", "htmx:wsAfterMessage"].forEach((name) => {
+  document.addEventListener(name, () => setTimeout(restoreFocus, 0));
+});
+
+// Several set-aside rows at once: "Select all" ticks every row's box (they belong to the
+// bulk form through their `form` attribute).
+document.addEventListener("change", (event) => {
+  if (!event.target.matches("input.pick-all")) { return; }
+  document.querySelectorAll(`input.pick[form="${event.target.form.id}"]`).forEach((box) => {
+    box.checked = event.target.checked;
+  });
+});

@@ -17,11 +17,29 @@ def label(name: object, title: str | None = None) -> str:
 
 
 def table_label(spec: Any, name: str) -> str:
-    """A table's label: its manifest title, when the manifest gives tables one."""
+    """A table's label: its manifest `title` when it gives one."""
     return label(name, getattr(spec, "title", None))
+
+
+def column_label(column: Any, spec: Any = None) -> str:
+    """A column's label: its manifest `title` when it gives one. Takes the column, or its
+    name and the table's spec."""
+    if isinstance(column, str):
+        found = next((c for c in getattr(spec, "columns", ()) if c.ref == column), None)
+        return label(column, getattr(found, "title", None))
+    return label(column.ref, getattr(column, "title", None))
+
+
+def state_label(state: object, spec: Any = None) -> str:
+    """A state's label: the title the table's `states.titles` gives it, when it does."""
+    states = getattr(spec, "states", None)
+    titles = getattr(states, "titles", None) or {}
+    return label(state, titles.get(str(state)))
 
 
 def init_app(app: Flask) -> None:
     """Make the helpers template filters."""
     app.add_template_filter(label, "label")
     app.add_template_filter(table_label, "table_label")
+    app.add_template_filter(column_label, "column_label")
+    app.add_template_filter(state_label, "state_label")

@@ -1,16 +1,24 @@
 """Set-aside rows with the spec's three fixes in place: move by hand, fix the field and try
-again now, or give a new moment. A fixed row leaves the list."""
+again now, or give a new moment; several rows at once (select, then try again or move).
+A fixed row leaves the list; the header's badge counts the rows still aside."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from flask import render_template, request
 
 from core.errors import AdminiumError
-from core.pending import set_aside_rows
+from core.fixes import NewMoment, fix_fields, new_moment
+from core.manifest.model import Column, Table
+from core.pending import Aside, set_aside_rows
+from core.store import Store
 from services.apps import app_store, timed_stores
+from services.models import Connection
 from services.sweeps import retry_set_aside
 from web.context import clock, publisher
 from web.screens import writing
@@ -25,28 +33,89 @@ from web.screens.access import (
 )
 from web.screens.reading import editable_columns, open_moves
 from web.screens.rows import row_key
+from web.screens.times import value as shown_value
 
 log = logging.getLogger(__name__)
 
 bp = screen_blueprint("set_aside", __name__)
+
+BULK_LIMIT = 100
+"""How many rows one "several at once" answer takes."""
+
+
+@dataclass(frozen=True)
+class AsideFix:
+    """What an item's fixes show: the table, the fields (the refused one first) with their
+    values now, and the column that gives a new moment (or why there is none)."""
+
+    spec: Table
+    state: str
+    fields: list[Column]
+    refused_field: str | None
+    moment: NewMoment
+
+
+@bp.app_template_global()
+def aside_fix(aside: Aside, error: AdminiumError | None = None) -> AsideFix:
+    """The fixes of one set-aside item (a template global: the list, a fix's answer and a
+    push all render `_aside.html`)."""
+    rule = aside.rule
+    spec = rule.store.spec(rule.table)
+    moment = new_moment(rule.timed.at, spec, aside.row, aside.fallback)
+    named = error.details.get("column") if error is not None else None
+    shown = [c for c in editable_columns(spec) if c.ref != rule.timed.at.column]
+    fields, first = fix_fields(rule.table, spec, shown, aside.message, named)
+    return AsideFix(spec, str(aside.row[rule.state_column]), fields, first, moment)
+
+
+@bp.app_template_filter("input_value")
+def input_value(raw: object, zone: ZoneInfo, kind: str = "text") -> str:
+    """A value as a form's input holds it: a date `2026-07-10`, a time on the venue's clock
+    `2026-07-10T21:00` (what `datetime-local` reads), else its text; empty for none."""
+    if raw is None:
+        return ""
+    if isinstance(raw, datetime):
+        local = raw.astimezone(zone) if raw.utcoffset() is not None else raw
+        return local.date().isoformat() if kind == "date" else local.strftime("%Y-%m-%dT%H:%M")
+    if hasattr(raw, "isoformat"):
+        return str(raw.isoformat())
+    return str(raw)
+
+
+def _stores(connection: Connection, apps: list[Any]) -> list[Store]:
+    names = {a.name for a in apps}
+    return [s for s in timed_stores(connection) if s.app.name in names]
 
 
 def set_aside_context(name: str) -> dict[str, Any]:
     """What the set-aside page and its partial render."""
     connection, apps = screen_connection(name)
     user = require_user()
-    stores = [s for s in timed_stores(connection) if s.app.name in {a.name for a in apps}]
-    roles = {a.name: roles_of(user, a) for a in apps}
-    now = clock()
+    stores = _stores(connection, apps)
     return {
         "connection": connection,
         "zone": stores[0].zone if stores else None,
         "asides": set_aside_rows(stores),
-        "roles": roles,
+        "roles": {a.name: roles_of(user, a) for a in apps},
+        "targets": move_targets(stores),
         "open_moves": open_moves,
-        "editable_columns": editable_columns,
-        "now": now,
+        "now": clock(),
     }
+
+
+def move_targets(stores: list[Store]) -> list[str]:
+    """The states a set-aside row may be moved to by hand (each rule's `from`'s listed moves
+    but undos), for "Move to …" on several rows at once."""
+    found: list[str] = []
+    for store in stores:
+        for spec in store.app.tables.values():
+            if spec.states is None:
+                continue
+            for timed in spec.states.timed or ():
+                for move in open_moves(spec, timed.from_, None):
+                    if not move.undo and move.to not in found:
+                        found.append(move.to)
+    return found
 
 
 @bp.get("/connections/<name>/set-aside")
@@ -62,14 +131,37 @@ def show_set_aside_list(name: str) -> str:
     return render_template("screens/_set_aside.html", **set_aside_context(name))
 
 
-def _item(name: str, app_name: str, table: str, key: str, error: AdminiumError | None) -> str:
+@bp.get("/connections/<name>/set-aside/count")
+def show_set_aside_count(name: str) -> str:
+    """The header's badge alone: how many rows are set aside now (refetched after a push)."""
+    connection, apps = screen_connection(name)
+    count = len(set_aside_rows(_stores(connection, apps)))
+    return render_template("screens/_aside_badge.html", connection=connection, aside_count=count)
+
+
+@bp.app_template_global()
+def aside_count_of(connection: Connection) -> int:
+    """How many rows of a connection's apps the signed-in user sees are set aside now."""
+    _, apps = screen_connection(connection.name)
+    return len(set_aside_rows(_stores(connection, apps)))
+
+
+def _item(
+    name: str,
+    app_name: str,
+    table: str,
+    key: str,
+    error: AdminiumError | None,
+    saved: str = "",
+    oob: bool = False,
+) -> str:
     """The row's list item after a fix: empty (it leaves the list) once it is no longer aside."""
     app, roles = screen_app(name, app_name)
     store = app_store(app)
-    now = clock()
     found = set_aside_rows([store], table=table, key=key)
     if not found:
-        return ""
+        gone = f'<li id="aside-{table}-{key}" hx-swap-oob="delete"></li>'
+        return gone if oob else ""
     return render_template(
         "screens/_aside.html",
         aside=found[0],
@@ -77,9 +169,10 @@ def _item(name: str, app_name: str, table: str, key: str, error: AdminiumError |
         zone=store.zone,
         roles={app.name: roles},
         open_moves=open_moves,
-        editable_columns=editable_columns,
         error=error,
-        now=now,
+        saved=saved,
+        oob=oob,
+        now=clock(),
     )
 
 
@@ -90,17 +183,82 @@ def fix_row(name: str, app_name: str, table: str, key: str, action: str) -> str:
     store = app_store(app)
     parsed = row_key(store, table, key)
     error = None
+    saved = ""
     try:
         if action == "move":
             actor = person(require_user(), roles)
             writing.move(store, table, parsed, actor, request.form["to"], request.form.get("seen"))
         elif action == "edit":
             actor = person(require_user(), roles)
-            writing.edit(
-                store, table, parsed, actor, request.form["column"], request.form.get("value", "")
+            column = request.form["column"]
+            result = writing.edit(
+                store, table, parsed, actor, column, request.form.get("value", "")
             )
+            saved = f"Saved: {column} is now {shown_value(result.row.get(column), store.zone)}."
         else:
             retry_set_aside(store, table, key, now=clock(), publisher=publisher())
     except AdminiumError as refused:
         error = refused
-    return _item(name, app_name, table, key, error)
+    return _item(name, app_name, table, key, error, saved)
+
+
+@dataclass(frozen=True)
+class BulkLine:
+    """One row of a "several at once" answer: what became of it, and why when refused."""
+
+    app: str
+    table: str
+    key: str
+    moved: bool
+    words: str
+    code: str = ""
+
+
+@bp.post("/connections/<name>/set-aside/bulk")
+def fix_rows(name: str) -> str:
+    """Several rows at once: `retry` each now, or `move` each to one state, each through the
+    same operation as one row's fix; one answer lists what moved and what was refused."""
+    screen_connection(name)
+    action = request.form.get("action", "")
+    to = request.form.get("to", "")
+    picked = list(dict.fromkeys(request.form.getlist("rows")))[:BULK_LIMIT]
+    lines: list[BulkLine] = []
+    items: list[str] = []
+    for ref in picked:
+        app_name, _, rest = ref.partition("/")
+        table, _, key = rest.partition("/")
+        lines.append(_bulk_one(name, app_name, table, key, action, to))
+        items.append(_item(name, app_name, table, key, None, oob=True))
+    log.info(
+        "set-aside rows of %s: %s %s of %s moved",
+        name,
+        action,
+        sum(x.moved for x in lines),
+        len(lines),
+    )
+    answer = render_template(
+        "screens/_bulk_answer.html", lines=lines, action=action, to=to, asked=len(picked)
+    )
+    return answer + "".join(items)
+
+
+def _bulk_one(name: str, app_name: str, table: str, key: str, action: str, to: str) -> BulkLine:
+    """One picked row through its fix: moved, or refused and why."""
+    try:
+        app, roles = screen_app(name, app_name)
+        store = app_store(app)
+        parsed = row_key(store, table, key)
+        found = set_aside_rows([store], table=table, key=key)
+        if not found:
+            return BulkLine(app_name, table, key, False, "no longer set aside")
+        if action == "move":
+            # The state the person saw: a set-aside row is in its rule's `from`.
+            seen = found[0].rule.timed.from_
+            writing.move(store, table, parsed, person(require_user(), roles), to, seen)
+            return BulkLine(app_name, table, key, True, f"moved to {to}")
+        retry_set_aside(store, table, key, now=clock(), publisher=publisher())
+    except AdminiumError as refused:
+        return BulkLine(app_name, table, key, False, refused.message, refused.code)
+    if set_aside_rows([store], table=table, key=key):
+        return BulkLine(app_name, table, key, False, "another writer held it: tried next minute")
+    return BulkLine(app_name, table, key, True, "moved by its timed move")
