@@ -6,6 +6,7 @@ June (BST, UTC+1) is 20:00 UTC.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -16,10 +17,12 @@ from core.actors import Actor
 from core.errors import AdminiumError, LimitBusy, LimitReached
 from core.limits import queue_for_group
 from core.store import Store, make_engine
+from core.sweep import sweep_connection
 from core.writes import WriteRequest, change_row, create_row
 from tests.integration.ledger_fixtures import STAFF, TILL, Till, till_of
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop
+from web.errors import public_body
 
 SLOT = at("2026-06-12 12:00")  # 13:00 in London
 NOON = at("2026-06-12 11:00")
@@ -126,3 +129,29 @@ def test_two_hundred_writers_racing_for_the_last_ten_places_take_exactly_ten(
         counted = conn.exec_driver_sql("SELECT count(*) FROM orders").scalar_one()
     assert counted == 30
     assert time.monotonic() - started < 60
+
+
+def test_a_timed_move_into_a_counted_state_past_max_is_set_aside(
+    make_shop: Callable[..., Shop],
+) -> None:
+    manifest = copy.deepcopy(TILL)
+    orders = manifest["tables"]["orders"]
+    orders["columns"][1]["values"].append("waiting")
+    orders["states"]["moves"]["waiting"] = ["placed"]
+    # A waiting order is placed by the clock an hour before its pickup.
+    at_ = {"column": "pickup_at", "minus": {"hours": 1}}
+    orders["states"]["timed"] = [{"from": "waiting", "to": "placed", "at": at_}]
+    till = till_of(make_shop(manifest))
+    till.set(slot_capacity=1)
+    till.place(SLOT, NOON)
+    waiting = till.insert("orders", status="waiting", pickup_at=SLOT)
+    report = sweep_connection([till.store], connection="shop", now=NOON)
+    assert [(r.due.key, r.code) for r in report.set_aside] == [(waiting, "LIMIT_REACHED")]
+    assert till.status(waiting) == "waiting"
+
+
+def test_a_guest_is_told_the_code_with_empty_params() -> None:
+    refusal = LimitReached("the limit per_slot is reached", {"limit": "per_slot", "max": 2})
+    assert public_body(refusal) == {
+        "error": {"code": "LIMIT_REACHED", "message": "This is full.", "params": {}}
+    }
