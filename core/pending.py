@@ -7,7 +7,7 @@ search), looked a horizon ahead; "set aside" is `core.set_aside`'s one rule.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -77,6 +77,8 @@ class Pending:
     moment: datetime
     record: SetAside | None
     set_aside: bool
+    words: str = ""
+    """How its moment was read, in words (`core.moment_words`)."""
 
 
 def rules_of(store: Store, table: str) -> list[Rule]:
@@ -168,8 +170,11 @@ def pending_moves(
         return []
     with stores[0].engine.connect() as conn:
         records = read_set_aside(conn, [s.app.name for s in stores])
-        found = find_due(conn, stores, now=by, limit=limit, records=records)
-    rows = sorted([*found.due, *found.passed_by], key=lambda d: (d.moment, str(d.key)))
+        tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
+        found = find_due(conn, stores, now=by, limit=limit, records=records, tables=tables)
+        rows = sorted([*found.due, *found.passed_by], key=lambda d: (d.moment, str(d.key)))
+        rows = rows[:limit]
+        words = _moment_words(conn, rows, tables)
     return [
         Pending(
             d.rule,
@@ -177,9 +182,33 @@ def pending_moves(
             d.moment,
             d.record,
             d.record is not None and d.record.holds(d.moment, now),
+            words.get((d.rule.app, d.rule.table, str(d.key)), ""),
         )
-        for d in rows[:limit]
+        for d in rows
     ]
+
+
+def _moment_words(
+    conn: Connection, rows: Sequence[Any], tables: Mapping[str, Tables]
+) -> dict[tuple[str, str, str], str]:
+    """How each due row's moment was read, in words: its rows read once per table."""
+    keys: dict[tuple[str, str], list[Any]] = {}
+    rules: dict[tuple[str, str, str], Rule] = {}
+    for due in rows:
+        keys.setdefault((due.rule.app, due.rule.table), []).append(due.key)
+        rules[(due.rule.app, due.rule.table, str(due.key))] = due.rule
+    found: dict[tuple[str, str, str], str] = {}
+    stores = {due.rule.app: due.rule.store for due in rows}
+    for (app, table), wanted in keys.items():
+        store = stores[app]
+        t = store.table(table)
+        key = store.spec(table).key
+        for row in conn.execute(sa.select(t).where(t.c[key].in_(wanted))).mappings():
+            ref = (app, table, str(row[key]))
+            rule = rules[ref]
+            ctx = MomentContext(row=dict(row), zone=store.zone, tables=tables[app])
+            found[ref] = explain_moment(rule.timed.at, ctx)
+    return found
 
 
 def _rule_by_number(store: Store, table: str, number: int) -> Rule | None:

@@ -1,12 +1,16 @@
-"""Pending timed moves across a connection, next due first: row, rule, moment, time left."""
+"""Pending timed moves across a connection, next due first: row, rule, moment and how it was
+read, time left; above them the next 24 hours as a timeline of moves per hour, by rule."""
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 from flask import render_template
 
 from core.pending import PENDING_HORIZON, pending_moves, rows_without_moment
 from services.apps import timed_stores
 from web.context import clock
+from web.screens import timeline
 from web.screens.access import is_htmx, screen_blueprint, screen_connection
 
 bp = screen_blueprint("pending", __name__)
@@ -17,12 +21,20 @@ def pending_context(name: str) -> dict[str, object]:
     connection, apps = screen_connection(name)
     stores = [s for s in timed_stores(connection) if s.app.name in {a.name for a in apps}]
     now = clock()
+    zone = stores[0].zone if stores else None
+    chart = None
+    if zone is not None:
+        by = timeline.hour_start(now, zone) + timedelta(hours=timeline.HOURS)
+        counted = pending_moves(stores, by=by, now=now, limit=timeline.LIMIT + 1)
+        capped = len(counted) > timeline.LIMIT
+        chart = timeline.timeline(counted[: timeline.LIMIT], now, zone, capped)
     return {
         "connection": connection,
-        "zone": stores[0].zone if stores else None,
+        "zone": zone,
         "moves": pending_moves(stores, by=now + PENDING_HORIZON, now=now),
         "no_time": rows_without_moment(stores),
         "horizon_days": PENDING_HORIZON.days,
+        "timeline": chart,
         "now": now,
     }
 

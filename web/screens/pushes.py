@@ -94,7 +94,7 @@ def push_pending(event: Mapping[str, Any]) -> str:
     waiting = waiting_on(rules_of(store, table), row, tables) if row is not None else None
     move = None
     if waiting is not None and waiting.reading.at <= now + PENDING_HORIZON:
-        move = Pending(waiting.rule, event["key"], waiting.reading.at, None, False)
+        move = Pending(waiting.rule, event["key"], waiting.reading.at, None, False, waiting.words)
     return render_template(
         "live/pending.html",
         dom_id=dom_id,

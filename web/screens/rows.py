@@ -8,6 +8,7 @@ from typing import Any
 from flask import render_template, request
 
 from core.errors import AdminiumError, echo
+from core.manifest.model import MoveSpec, Table
 from core.pending import rules_of, set_aside_rows, waiting_for_no_time
 from core.store import Store
 from services.apps import app_store
@@ -32,10 +33,25 @@ def row_key(store: Store, table: str, raw: str) -> Any:
     return key
 
 
+@bp.app_template_global()
+def is_undo(spec: Table, state_from: str | None, state_to: str | None) -> bool:
+    """Whether a move in a row's history was an undo (the table lists it so)."""
+    if spec.states is None or state_from is None:
+        return False
+    listed = spec.states.moves.get(state_from, [])
+    return any(isinstance(m, MoveSpec) and m.undo and m.to == state_to for m in listed)
+
+
 def row_context(
-    app: App, table: str, raw: str, roles: frozenset[str], error: AdminiumError | None = None
+    app: App,
+    table: str,
+    raw: str,
+    roles: frozenset[str],
+    error: AdminiumError | None = None,
+    seen: str | None = None,
 ) -> dict[str, Any]:
-    """What the row page and its partial render."""
+    """What the row page and its partial render (after a refused move, the state the person
+    saw, so a row that moved since says what it is now)."""
     store = app_store(app)
     key = row_key(store, table, raw)
     view = read_row_view(store, table, key, roles)
@@ -59,6 +75,7 @@ def row_context(
         "editable": editable_columns(spec),
         "asides": set_aside_rows([store], table=table, key=str(view.card.key)),
         "error": error,
+        "seen": seen,
         "now": now,
     }
 
@@ -93,7 +110,9 @@ def _write_then_detail(connection: str, name: str, table: str, key: str, action:
             )
     except AdminiumError as refused:
         error = refused
-    return render_template("screens/_row.html", **row_context(app, table, key, roles, error))
+    seen = request.form.get("seen") if action == "move" else None
+    context = row_context(app, table, key, roles, error, seen)
+    return render_template("screens/_row.html", **context)
 
 
 @bp.post("/apps/<connection>/<name>/<table>/<key>/move")

@@ -29,6 +29,21 @@ def full_seconds(instant: datetime | None, zone: ZoneInfo) -> str:
     return "" if instant is None else instant.astimezone(zone).strftime("%a %d %b %Y %H:%M:%S")
 
 
+def precise(instant: datetime | None, zone: ZoneInfo) -> str:
+    """An instant with its date, and its seconds when it has any (a stamp's moment, a move
+    made at 08:34:02): `Fri 10 Jul 2026 08:33:30`; else to the minute."""
+    if instant is None or (instant.second == 0 and instant.microsecond == 0):
+        return full(instant, zone)
+    return full_seconds(instant, zone)
+
+
+def precise_wall(instant: datetime | None, zone: ZoneInfo) -> str:
+    """A wall time, with its seconds when it has any: `08:33`, `08:33:30`."""
+    if instant is None or (instant.second == 0 and instant.microsecond == 0):
+        return wall(instant, zone)
+    return instant.astimezone(zone).strftime("%H:%M:%S")
+
+
 def wall(instant: datetime | None, zone: ZoneInfo) -> str:
     """An instant's wall time alone: `08:33`."""
     return "" if instant is None else instant.astimezone(zone).strftime("%H:%M")
@@ -102,6 +117,8 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(short, "short")
     app.add_template_filter(full_seconds, "full_seconds")
     app.add_template_filter(wall, "wall")
+    app.add_template_filter(precise, "precise")
+    app.add_template_filter(precise_wall, "precise_wall")
     app.add_template_filter(relative, "relative")
     app.add_template_filter(verb, "verb")
     app.add_template_filter(urgency, "urgency")
