@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import TemplateError, meta
+from jinja2 import Template, TemplateError, meta
 from jinja2.sandbox import SandboxedEnvironment
 
 from core.manifest.model import Message, Reminder
@@ -66,6 +66,12 @@ class RowValues:
         return name in self._values
 
 
+@functools.lru_cache(maxsize=256)
+def _template(text: str) -> Template:
+    """A template compiled once (a manifest's words never change once loaded)."""
+    return _environment().from_string(text)
+
+
 def producer_words(producer: Message | Reminder) -> tuple[str, str]:
     """The subject and body as written; a reminder without them has a default subject and
     its subject for a body."""
@@ -84,7 +90,7 @@ def render_words(producer: Message | Reminder, context: Mapping[str, Any]) -> Wo
     rendered = []
     for text in producer_words(producer):
         try:
-            rendered.append(_environment().from_string(text).render(context))
+            rendered.append(_template(text).render(context))
         except (TemplateError, ArithmeticError, TypeError, ValueError, LookupError) as error:
             log.warning("email template not rendered, kept as written: %s", error)
             rendered.append(text)

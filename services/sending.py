@@ -96,10 +96,13 @@ def drain_due(
     while tick() - started < deadline:
         with engine.begin() as conn:
             claimed = _claim(conn, table, clock(), batch)
+            sent: list[dict[str, Any]] = []
             for row in claimed:
                 if tick() - started >= deadline:
+                    _record_sent(conn, table, sent)
                     return done
-                _try(conn, table, send, row, clock(), done, noun)
+                _try(conn, table, send, row, clock(), done, noun, sent)
+            _record_sent(conn, table, sent)
         if len(claimed) < batch:
             break
     return done
@@ -124,16 +127,33 @@ def _try(
     now: datetime,
     done: Drained,
     noun: str,
+    sent: list[dict[str, Any]],
 ) -> None:
-    """Send one claimed row and record what came of it, in the claim's transaction."""
+    """Send one claimed row and record what came of it, in the claim's transaction (a row
+    sent joins `sent`, recorded with the rest of its batch)."""
     done.apps.add(row["app"])
     try:
         answer = send(conn, row, now)
     except Refused as refused:
         _refused(conn, table, row, now, refused.answer, done, noun)
     else:
-        _update(conn, table, row["id"], status=MailStatus.sent.value, sent_at=now, answer=answer)
+        sent.append({"b_id": row["id"], "b_sent_at": now, "b_answer": answer})
         done.sent.append(row["id"])
+
+
+def _record_sent(conn: Connection, table: sa.Table, sent: list[dict[str, Any]]) -> None:
+    """A batch's sent rows recorded in one statement (executemany), before its commit."""
+    if sent:
+        conn.execute(
+            sa.update(table)
+            .where(table.c.id == sa.bindparam("b_id"))
+            .values(
+                status=MailStatus.sent.value,
+                sent_at=sa.bindparam("b_sent_at"),
+                answer=sa.bindparam("b_answer"),
+            ),
+            sent,
+        )
 
 
 def _refused(

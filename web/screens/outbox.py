@@ -68,7 +68,11 @@ def show_email(connection: str, name: str, mail: int) -> str:
         connection=app.connection,
         zone=store.zone,
         mail=found,
-        headers=[(k, v) for k, v in message.items() if k not in ("Content-Type", "MIME-Version")],
+        headers=[
+            (k, v)
+            for k, v in message.items()
+            if k not in ("Content-Type", "MIME-Version", "Content-Transfer-Encoding")
+        ],
         now=clock(),
     )
 

@@ -1,0 +1,220 @@
+"""Benchmark the outbox; prints JSON lines (not part of `make test`).
+
+- reminders: the minute's reminder finding (`core.reminders.queue_reminders`) on an orders
+  table of 10k and of 1M rows, side by side in one run. Each table holds the same rows
+  near their send time (200 due now, 300 whose send time is still ahead within the
+  48-hour max) and the rest long past or far ahead; the 1M : 10k ratio (want < 1.5). Both
+  the minute that queues the 200 and an idle minute (all already queued) are timed.
+- delivery: 1,000 queued emails drained (`services.outbox.drain`: claimed FOR UPDATE SKIP
+  LOCKED, sent, recorded) to a local aiosmtpd server, against a bare smtplib loop sending
+  the same 1,000 messages over one session in the same run; the throughput ratio
+  drain : bare (want >= 0.5).
+
+Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \
+     .venv/bin/python bench/outbox.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import smtplib
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from aiosmtpd.controller import Controller
+from psycopg import sql
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core.clock import venue_zone
+from core.manifest.model import load_app
+from core.reminders import queue_reminders
+from core.store import Store, install_app, make_engine
+from services.outbox import SmtpConfig, build_message, drain
+from tests.integration.outbox_fixtures import free_port, mail_shop_manifest
+
+NOW = datetime(2026, 6, 12, 12, 0, tzinfo=UTC)
+DUE, AHEAD = 200, 300
+EMAILS = 1000
+SENDER = "bench@shop.example"
+
+
+def emit(**figures: object) -> None:
+    print(json.dumps(figures), flush=True)
+
+
+@contextmanager
+def database(server: str) -> Iterator[str]:
+    """A fresh database on the server, dropped afterwards."""
+    name = f"adm_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    info = psycopg.conninfo.conninfo_to_dict(server)
+    info["dbname"] = name
+    try:
+        yield psycopg.conninfo.make_conninfo(**info)
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+def shop(url: str, rows: int) -> Store:
+    """The mail shop with `rows` orders: 200 due a reminder now (settings' 24 h lead), 300
+    within the 48 h max but not yet due, the rest over the past year or beyond a week."""
+    app = load_app(mail_shop_manifest())
+    engine = make_engine(url)
+    install_app(engine, app)
+    rest = rows - DUE - AHEAD
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO settings DEFAULT VALUES")
+        # One INSERT … SELECT: a third far ahead (8 days to a year), the rest passed.
+        conn.execute(
+            "INSERT INTO orders (status, due_at, email) SELECT 'done', CASE WHEN g %% 3 = 0"
+            " THEN %(now)s + make_interval(hours => 200 + g %% 8000)"
+            " ELSE %(now)s - make_interval(mins => 10 + g %% 525600) END, 'x@example.com'"
+            " FROM generate_series(1, %(n)s) g",
+            {"now": NOW, "n": rest},
+        )
+        # Due: moments 23 h 50 min to 24 h ahead, so 24 h before them has passed.
+        conn.execute(
+            "INSERT INTO orders (status, due_at, email) SELECT 'placed',"
+            " %(now)s + make_interval(hours => 23, mins => 50 + g %% 10), 'due@example.com'"
+            " FROM generate_series(1, %(n)s) g",
+            {"now": NOW, "n": DUE},
+        )
+        conn.execute(
+            "INSERT INTO orders (status, due_at, email) SELECT 'placed',"
+            " %(now)s + make_interval(hours => 30 + g %% 17), 'ahead@example.com'"
+            " FROM generate_series(1, %(n)s) g",
+            {"now": NOW, "n": AHEAD},
+        )
+        conn.execute("ANALYZE orders")
+    return Store(engine, app, venue_zone("Europe/London"), connection="bench")
+
+
+def timed(run: Callable[[], Any], reset: Callable[[], None], repeat: int = 7) -> float:
+    """The median milliseconds of `run`, each after `reset`."""
+    took = []
+    for _ in range(repeat):
+        reset()
+        started = time.perf_counter()
+        run()
+        took.append((time.perf_counter() - started) * 1000)
+    return statistics.median(took)
+
+
+def bench_reminders(server: str) -> None:
+    figures: dict[int, dict[str, float]] = {}
+    with database(server) as small_url, database(server) as big_url:
+        stores = {10_000: shop(small_url, 10_000), 1_000_000: shop(big_url, 1_000_000)}
+        for rows, store in stores.items():
+            with store.engine.connect() as conn:
+
+                def clear(conn: Any = conn) -> None:
+                    conn.exec_driver_sql("DELETE FROM adminium.outbox")
+                    conn.commit()
+
+                def find(conn: Any = conn, store: Store = store) -> int:
+                    return queue_reminders(conn, [store], NOW)
+
+                clear()
+                assert find() == DUE, "the bench's rows are not as meant"
+                queueing = timed(find, clear)
+                find()
+                idle = timed(find, lambda: None)
+            figures[rows] = {"queue_ms": round(queueing, 2), "idle_ms": round(idle, 2)}
+            emit(bench="reminders", rows=rows, queued=DUE, **figures[rows])
+            store.engine.dispose()
+    big, small = figures[1_000_000], figures[10_000]
+    emit(
+        bench="reminders",
+        ratio_queue_1m_to_10k=round(big["queue_ms"] / small["queue_ms"], 2),
+        ratio_idle_1m_to_10k=round(big["idle_ms"] / small["idle_ms"], 2),
+    )
+
+
+class Sink:
+    """An SMTP handler that takes every message."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.count += 1
+        return "250 OK"
+
+
+def queue_emails(store: Store) -> None:
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("DELETE FROM adminium.outbox")
+        conn.exec_driver_sql(
+            "INSERT INTO adminium.outbox (app, table_name, row_key, producer, kind, address,"
+            " subject, body, queued_at, send_at) SELECT 'mailshop', 'orders', g::text, 1,"
+            " 'message', 'guest' || g || '@example.com', 'Your order ' || g || ' was cancelled',"
+            " 'Your order ' || g || ' was cancelled because we closed.', %(now)s, %(now)s"
+            " FROM generate_series(1, %(n)s) g",
+            {"now": NOW, "n": EMAILS},
+        )
+
+
+def bench_delivery(server: str) -> None:
+    sink = Sink()
+    port = free_port()
+    controller = Controller(sink, hostname="127.0.0.1", port=port)
+    controller.start()
+    url = f"smtp://127.0.0.1:{port}"
+    try:
+        with database(server) as db_url:
+            store = shop(db_url, DUE + AHEAD + 10)
+            queue_emails(store)
+            with store.engine.connect() as conn:
+                rows = [
+                    dict(r)
+                    for r in conn.exec_driver_sql("SELECT * FROM adminium.outbox").mappings()
+                ]
+            messages = [(r["address"], build_message("bench", r, SENDER)) for r in rows]
+
+            def bare() -> None:
+                smtp = smtplib.SMTP("127.0.0.1", port)
+                for address, message in messages:
+                    smtp.send_message(message, SENDER, [address])
+                smtp.quit()
+
+            def drained() -> None:
+                done = drain(store.engine, "bench", SmtpConfig(url, SENDER), clock=lambda: NOW)
+                assert len(done.sent) == EMAILS, len(done.sent)
+
+            bare_ms = timed(bare, lambda: None, repeat=3)
+            drain_ms = timed(drained, lambda: queue_emails(store), repeat=3)
+            store.engine.dispose()
+    finally:
+        controller.stop()
+    emit(
+        bench="delivery",
+        emails=EMAILS,
+        bare_smtplib_per_s=round(EMAILS / bare_ms * 1000),
+        drain_per_s=round(EMAILS / drain_ms * 1000),
+        ratio_drain_to_bare=round(bare_ms / drain_ms, 2),
+        received=sink.count,
+    )
+
+
+def main() -> None:
+    server = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+    bench_reminders(server)
+    bench_delivery(server)
+
+
+if __name__ == "__main__":
+    main()
