@@ -93,9 +93,9 @@ def test_row_page_offers_the_moves_open_to_the_user_and_undo_asks_what_was_seen(
 ) -> None:
     key = add_order(screens_site, at("2026-07-10 11:30"), status="confirmed")
     page = signed_in(user).get(f"{BOARD}/{key}").text
-    assert "Move to ready" in page
-    assert ("Move to refunded" in page) is shows_refund
-    assert "Undo to placed" in page
+    assert "Move to Ready" in page
+    assert ("Move to Refunded" in page) is shows_refund
+    assert "Undo to Placed" in page
     # The undo asks with the state on the screen, never a list of every state.
     assert 'hx-confirm="Undo: confirmed → placed?"' in page
     assert "Which state did you see?" not in page
