@@ -29,7 +29,7 @@ _RULE_WORDS = {
     "unique": "is already taken by another row",
 }
 """What each kind of refusal says when the venue gave its constraint no words of its own."""
-_KIND = {"check": "check", "foreign-key": "foreign key", "unique": "unique"}
+_KIND = {"check": "check", "foreign-key": "foreign key", "unique": "unique", "not-null": "not null"}
 
 
 def refused_value(store: Store, table: str, details: dict[str, Any], primary: str) -> ValueRefused:
