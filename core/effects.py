@@ -44,8 +44,9 @@ class Cause:
         return {"table": self.table, "key": self.key, "from": self.from_, "to": self.to}
 
 
-MoveLinked = Callable[[str, Any, str, Cause], Any]
-"""The pipeline's move of one linked row: (table, key, to, cause) -> its WriteResult."""
+MoveLinked = Callable[[str, dict[str, Any], str, Cause], Any]
+"""The pipeline's move of one linked row, held and read: (table, row, to, cause) -> its
+WriteResult."""
 
 
 def make_effects(
@@ -67,11 +68,12 @@ def make_effects(
     for target, effect in sorted(targets, key=lambda found: found[0] or ""):
         if target is None:
             continue
-        for key in _lock_linked(conn, store, target, effect, row, cause, sample):
+        key_column = store.spec(target).key
+        for linked in _lock_linked(conn, store, target, effect, row, cause, sample):
             try:
-                results.append(move_linked(target, key, effect.to, cause))
+                results.append(move_linked(target, linked, effect.to, cause))
             except AdminiumError as error:
-                _name_linked(error, target, key)
+                _name_linked(error, target, linked[key_column])
                 raise
     return results
 
@@ -105,10 +107,10 @@ def _lock_linked(
     row: Row,
     cause: Cause,
     sample: bool,
-) -> list[Any]:
-    """The keys of the linked rows to move, each locked, in key order; one held elsewhere
-    is a WriteConflict naming it (found in the same statement: locked rows are skipped,
-    then told apart from the rest)."""
+) -> list[dict[str, Any]]:
+    """The linked rows to move, each locked and read as held, in key order; one held
+    elsewhere is a WriteConflict naming it (found in the same statement: locked rows are
+    skipped, then told apart from the rest)."""
     spec = store.spec(target)
     sources = moving_states(spec, effect.to)
     if not sources or spec.states is None:
@@ -139,15 +141,16 @@ def _lock_linked(
         .cte("locked")
         .prefix_with("MATERIALIZED")
     )
-    query = sa.select(key, key.in_(sa.select(locked.c.k)).label("got")).where(found).order_by(key)
-    rows = conn.execute(query).all()
-    held = [linked for linked, got in rows if not got]
+    got = key.in_(sa.select(locked.c.k)).label("adminium got")
+    query = sa.select(table, got).where(found).order_by(key)
+    rows = [dict(linked) for linked in conn.execute(query).mappings()]
+    held = [linked[spec.key] for linked in rows if not linked.pop("adminium got")]
     if held:
         raise WriteConflict(
             "another writer holds a row this move moves with it; try again",
             {"table": cause.table, "key": cause.key, "effect": {"table": target, "key": held[0]}},
         )
-    return [linked for linked, _ in rows]
+    return rows
 
 
 def _name_linked(error: AdminiumError, table: str, key: Any) -> None:

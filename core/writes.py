@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +23,7 @@ from sqlalchemy.engine import Connection
 from core.actors import Actor, ActorKind
 from core.audit import audit_entry, write_and_audit
 from core.columns import writer_values
+from core.effects import Cause, MoveLinked, make_effects
 from core.errors import (
     ColumnNotWritable,
     RowNotDue,
@@ -43,6 +44,7 @@ from core.sample_marks import sample_marks
 from core.stamps import code_values, firing_stamps, stamp_values
 from core.store import Row, Store
 from core.time_rules import LateVerdict, judge_due, judge_late, judge_requires, late_rule
+from core.totals import Touched, new_totals, touch_totals, write_totals
 
 __all__ = [
     "Actor",
@@ -95,10 +97,16 @@ class WriteRequest:
 @dataclass(frozen=True)
 class _Run(WriteRequest):
     """A write as the pipeline runs it: the request with its key as the key column's type,
-    and what only the clock passes: its rule and the settings and hours tables it read."""
+    and what only the clock passes: its rule and the settings and hours tables it read.
+    A linked row's move (an effect) carries its cause, its depth and the outermost write's
+    totals touched."""
 
     timed: Timed | None = None
     tables: Tables | None = None
+    cause: Cause | None = None
+    depth: int = 0
+    touched: Touched | None = None
+    held: Row | None = None
 
 
 def create_row(store: Store, request: WriteRequest) -> WriteResult:
@@ -181,7 +189,8 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     creating = req.key is None
     sent = writer_values(spec, req.values, req.actor, creating=creating)
     # 1. lock the row and read it as held
-    held = None if creating else _hold_row(conn, store, req)
+    # (A linked row comes locked and read by the effect that moves it.)
+    held = None if creating else req.held or _hold_row(conn, store, req)
     state_column = spec.states.column if spec.states is not None else None
     state_from = held.get(state_column) if held is not None and state_column else None
     if req.timed is not None and state_from != req.timed.from_:
@@ -192,7 +201,7 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
         )
     # 2. the move: listed, undo, roles
     move = (
-        judge_move(spec, state_from, req.move_to, req.seen_state, req.actor)
+        judge_move(spec, state_from, req.move_to, req.seen_state, req.actor, roles=not req.cause)
         if req.move_to is not None
         else None
     )
@@ -222,16 +231,23 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
         changes[verdict.flag] = True
     changes.update(stamp_values(spec, stamps, req.now, verdict.tables, store.zone))
     changes.update(code_values(spec, held, {**after, **changes}))
+    if creating:
+        changes.update(new_totals(spec))
     postings = plan_postings(conn, store, req.table, held, {**after, **changes}, req.actor)
     changes.update(postings.changes)
     if not changes and not creating:
         return WriteResult(req.table, req.key, held or {}, ())
-    # 6. effects: linked rows moved as their own table's declared move (next issue).
+    # 6. effects: linked rows moved as their own table's declared move (after the write).
     # 7. the audit entry, in the same statement as the write; emails and automations
     #    that watch the state or the table join here (never emails for sample rows).
     written.extend(changes)
     row = _write_and_audit(conn, store, req, changes, (state_from, state_to))
+    touched = req.touched if req.touched is not None else Touched()
+    touch_totals(store, req.table, held, row, touched)  # 5. totals, written once at the end
     make_postings(conn, store, req.table, postings, held, row, actor=req.actor, now=req.now)
+    cause = Cause(req.table, row[spec.key], state_from, state_to)
+    move_linked = _linked_move(conn, store, req, touched)
+    linked = make_effects(conn, store, move, row, cause, depth=req.depth, move_linked=move_linked)
     queued = queue_messages(conn, store, req.table, held, row, req.actor, req.now)
     if creating and req.actor.kind is ActorKind.sample:
         # A sample row is marked in its own write, so no crash leaves it unmarked.
@@ -243,7 +259,65 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     state = row.get(state_column) if state_column else None
     event = RowEvent(store.connection, store.app.name, req.table, key, state, req.actor.name)
     log.debug("wrote %s.%s key=%s by %s", store.app.name, req.table, key, req.actor.name)
-    return WriteResult(req.table, key, row, (event,), verdict.late, queued)
+    result = WriteResult(req.table, key, row, (event,), verdict.late, queued)
+    return _with_fallout(conn, store, req, result, linked, touched)
+
+
+def _linked_move(conn: Connection, store: Store, parent: _Run, touched: Touched) -> MoveLinked:
+    """How an effect moves a linked row: this same pipeline, one level deeper, as the same
+    actor; the database's refusals named as the linked row's."""
+
+    def move(table: str, held: Row, to: str, cause: Cause) -> WriteResult:
+        req = _Run(
+            table,
+            parent.actor,
+            parent.now,
+            key=held[store.spec(table).key],
+            held=held,
+            move_to=to,
+            commit_clock=parent.commit_clock,
+            tables=parent.tables,
+            cause=cause,
+            depth=parent.depth + 1,
+            touched=touched,
+        )
+        written: list[str] = []
+        try:
+            return _write(conn, store, req, written)
+        except sa.exc.DBAPIError as error:
+            refusal = _database_refusal(store, req, written, error)
+            if refusal is error:
+                raise
+            raise refusal from error
+
+    return move
+
+
+def _with_fallout(
+    conn: Connection,
+    store: Store,
+    req: _Run,
+    result: WriteResult,
+    linked: list[WriteResult],
+    touched: Touched,
+) -> WriteResult:
+    """The write with what it set off: its linked rows' events and queued mail, and, for the
+    outermost write, every total it touched written once; one event per row."""
+    events = [*result.events, *(event for found in linked for event in found.events)]
+    row = result.row
+    if req.depth == 0 and touched.parents:
+        totals = write_totals(conn, store, touched.parents, actor=req.actor.name)
+        row = {**row, **totals.values.get((req.table, result.key), {})}
+        events.extend(totals.events)
+    if not linked and len(events) == 1:
+        return replace(result, row=row)
+    by_row = {(event.table, event.key): event for event in events}
+    return replace(
+        result,
+        row=row,
+        events=tuple(by_row.values()),
+        queued=result.queued + sum(found.queued for found in linked),
+    )
 
 
 def _hold_row(conn: Connection, store: Store, req: _Run) -> Row:
@@ -274,6 +348,7 @@ def _write_and_audit(
         table=req.table,
         move_from=state_from if moved else None,
         move_to=state_to if moved else None,
+        cause=req.cause.as_dict() if req.cause is not None else None,
     )
     key_column = store.spec(req.table).key
     statement, params = write_and_audit(store.table(req.table), key_column, req.key, changes, entry)

@@ -57,9 +57,9 @@ def test_add_then_remove_sample_data(setup: tuple[Invoke, str]) -> None:
     invoke, url = setup
     added = invoke("sample", "add", "venue", "takeaway", "--now", "2026-07-01T13:00:00+01:00")
     assert added.exit_code == 0, added.output
-    assert "added 18 sample rows to venue/takeaway" in added.output
-    # 18 rows, of which the settings row and 7 opening hours are setup, never marked.
-    assert counts(url) == (7, 10)
+    assert "added 30 sample rows to venue/takeaway" in added.output
+    # 30 rows, of which the settings row and 7 opening hours are setup, never marked.
+    assert counts(url) == (7, 22)
     removed = invoke("sample", "remove", "venue", "takeaway")
     assert removed.exit_code == 0, removed.output
     assert "7 from orders" in removed.output
@@ -100,7 +100,7 @@ def test_remove_tells_open_screens_each_row_removed(
         heard = []
         deadline = time.monotonic() + 5
         # get_message answers None for the ignored subscribe reply too: read until quiet.
-        while len(heard) < 10 and time.monotonic() < deadline:
+        while len(heard) < 22 and time.monotonic() < deadline:
             message = listener.get_message(timeout=0.5)
             if message is not None:
                 heard.append(json.loads(message["data"]))
@@ -109,8 +109,8 @@ def test_remove_tells_open_screens_each_row_removed(
         client.close()
         engine_for(venue_url).dispose()
         engine_for(control_url).dispose()
-    # the sample holds 10 rows besides its setup (7 orders among them): each is heard once,
-    # as removed; its settings row and opening hours stay.
-    assert len(heard) == 10
+    # the sample holds 22 rows besides its setup (7 orders and their 12 lines among them):
+    # each is heard once, as removed; its settings row and opening hours stay.
+    assert len(heard) == 22
     assert all(e["removed"] is True and e["actor"] == "Sample data" for e in heard)
     assert sum(e["table"] == "orders" for e in heard) == 7

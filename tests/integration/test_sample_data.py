@@ -142,7 +142,6 @@ def test_slot_over_the_autumn_change(make_store: MakeStore) -> None:
                         "email": "c@example.com",
                         "pickup_at": {"@in": "PT20M", "@slot": "orders"},
                         "items": "soup",
-                        "total": 4,
                     }
                 ],
             },
@@ -210,7 +209,6 @@ def test_removal_takes_exactly_the_sample_rows(make_store: MakeStore) -> None:
         "email": "r@example.com",
         "pickup_at": datetime(2026, 7, 1, 17, tzinfo=UTC),
         "items": "real soup",
-        "total": 5,
     }
     real = create_row(store, WriteRequest("orders", staff, NOW, values=order))
     change_row(store, WriteRequest("orders", staff, NOW, key=real.key, move_to="confirmed"))
@@ -222,7 +220,7 @@ def test_removal_takes_exactly_the_sample_rows(make_store: MakeStore) -> None:
     removed = remove_sample(store, now=NOW)
 
     # The sample's settings row and opening hours stay: every real order keeps its moment.
-    assert removed == {"orders": 7, "customers": 3}
+    assert removed == {"order_lines": 12, "orders": 7, "customers": 3}
     assert {t: rows(store, t) for t in store.app.tables} == real_rows
     assert real_rows["orders"][0]["status"] == "confirmed"
     assert marked(store) == {}
@@ -232,7 +230,7 @@ def test_removal_takes_exactly_the_sample_rows(make_store: MakeStore) -> None:
                 audit.c.actor == "Sample data", audit.c.after.is_(None)
             )
         ).scalar()
-    assert removals == 10
+    assert removals == 22
 
 
 def test_removal_is_one_transaction(make_store: MakeStore) -> None:
@@ -245,7 +243,6 @@ def test_removal_is_one_transaction(make_store: MakeStore) -> None:
         "email": "a@example.com",
         "pickup_at": datetime(2026, 7, 1, 17, tzinfo=UTC),
         "items": "real",
-        "total": 1,
     }
     create_row(store, WriteRequest("orders", Actor.person("s@example.com"), NOW, values=order))
     with pytest.raises(sa.exc.IntegrityError):
@@ -256,7 +253,7 @@ def test_removal_is_one_transaction(make_store: MakeStore) -> None:
         t: v for t, v in before.items() if t != "orders"
     }
     with store.engine.connect() as conn:
-        assert conn.execute(sa.select(sa.func.count()).select_from(sample_marks)).scalar() == 10
+        assert conn.execute(sa.select(sa.func.count()).select_from(sample_marks)).scalar() == 22
 
 
 def test_setup_stays_and_is_not_added_twice(make_store: MakeStore) -> None:
@@ -270,4 +267,4 @@ def test_setup_stays_and_is_not_added_twice(make_store: MakeStore) -> None:
 
     # Setup already there is left as it is: one settings row, one row per weekday.
     assert {t: rows(store, t) for t in setup} == setup
-    assert {row.table for row in added} == {"customers", "orders"}
+    assert {row.table for row in added} == {"customers", "orders", "order_lines"}
