@@ -17,6 +17,7 @@ from sqlalchemy import DateTime, ForeignKey, MetaData, String, UniqueConstraint,
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from core.holds import holding_tables
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
 from services.urls import hide_password, sqlalchemy_url
@@ -128,8 +129,11 @@ class App(db.Model):  # type: ignore[name-defined,misc]
 
     @property
     def has_timed_moves(self) -> bool:
-        """Whether any table of the app lists a timed move (the sweep looks at those only)."""
-        return any(t.states is not None and t.states.timed for t in self.model.tables.values())
+        """Whether any table of the app lists a timed move, or keeps holds the clock gives
+        back (the sweep looks at those only)."""
+        model = self.model
+        timed = any(t.states is not None and t.states.timed for t in model.tables.values())
+        return timed or bool(holding_tables(model))
 
     def __repr__(self) -> str:
         return f"<App {self.id} {self.name!r} on connection {self.connection_id}>"

@@ -18,6 +18,7 @@ from core.actors import Actor
 from core.errors import LedgerBusy, LedgerCap
 from core.sweep import SweepReport, sweep_connection
 from core.writes import WriteRequest, change_row, create_row
+from services.models import App
 from tests.integration.ledger_fixtures import STAFF, TILL, Till, till_of
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop
@@ -184,3 +185,8 @@ def test_sample_rows_never_post(till: Till) -> None:
     assert till.balance(card) == Decimal("50")
     assert till.entries() == [] and till.posting(sample.key) is None
     assert sweep(till, HOLD_ENDS).given_back == ()
+
+
+def test_an_app_whose_only_clock_work_is_its_holds_is_swept() -> None:
+    # The till lists no timed move: its holds alone bring it to the minute sweep.
+    assert App(name="till", manifest=TILL).has_timed_moves
