@@ -1,4 +1,8 @@
-"""The lock: columns a table keeps shut while a row holds (or takes) a watched value."""
+"""The lock: columns a table keeps shut while a row holds (or takes) a watched value.
+
+Only a writer's values are judged here: what Adminium writes by a rule (a timed move's
+`set`, stamps, codes, totals) passes the lock, so a cancelled, locked order still takes
+its cancel code and its new total."""
 
 from __future__ import annotations
 

@@ -56,17 +56,7 @@ def _check_effect(lk: Lookup, out: Out, at: Path, name: str, effect: Effect) -> 
         if target is None:
             out.append(Refusal(where(*at, "table"), no_table(effect.table)))
             return None
-        link = column_of(target, effect.via)
-        if link is None:
-            out.append(Refusal(where(*at, "via"), no_column(effect.table, effect.via)))
-            return None
-        if link.references != name:
-            pointed = f'points at "{link.references}"' if link.references else "is no foreign key"
-            sentence = (
-                f'"{effect.table}.{effect.via}" {pointed}: with "table", "via" names a column'
-                f' of "{effect.table}" that points at "{name}"'
-            )
-            out.append(Refusal(where(*at, "via"), sentence))
+        if not _links_back(lk, out, (*at, "via"), effect.table, effect.via, name, 'with "table", '):
             return None
         target_name = effect.table
     else:
@@ -84,6 +74,25 @@ def _check_effect(lk: Lookup, out: Out, at: Path, name: str, effect: Effect) -> 
         target_name = link.references
     _check_effect_move(lk, out, at, target_name, effect.to)
     return target_name
+
+
+def _links_back(
+    lk: Lookup, out: Out, at: Path, table: str, via: str, name: str, lead: str = ""
+) -> bool:
+    """Whether `table.via` is a column that points at `name` (else one refusal)."""
+    link = lk.column(table, via)
+    if link is None:
+        out.append(Refusal(where(*at), no_column(table, via)))
+        return False
+    if link.references == name:
+        return True
+    pointed = f'points at "{link.references}"' if link.references else "is no foreign key"
+    sentence = (
+        f'"{table}.{via}" {pointed}: {lead}"via" names a column of "{table}" that points at'
+        f' "{name}"'
+    )
+    out.append(Refusal(where(*at), sentence))
+    return False
 
 
 def _check_effect_move(lk: Lookup, out: Out, at: Path, target: str, to: str) -> None:
@@ -187,16 +196,7 @@ def _check_total(
 
 
 def _check_total_columns(lk: Lookup, out: Out, at: Path, name: str, total: TotalRule) -> None:
-    link = lk.column(total.table, total.via)
-    if link is None:
-        out.append(Refusal(where(*at, "via"), no_column(total.table, total.via)))
-    elif link.references != name:
-        pointed = f'points at "{link.references}"' if link.references else "is no foreign key"
-        sentence = (
-            f'"{total.table}.{total.via}" {pointed}: "via" names a column of'
-            f' "{total.table}" that points at "{name}"'
-        )
-        out.append(Refusal(where(*at, "via"), sentence))
+    _links_back(lk, out, (*at, "via"), total.table, total.via, name)
     if total.sum is None:
         return
     summed = lk.column(total.table, total.sum)
