@@ -42,7 +42,7 @@ from core.writes import WriteResult
 from services import sending
 from services.connections import get_connection, list_connections
 from services.events import Publisher, events_channel
-from services.sending import BATCH, DEADLINE, Drained, Refused
+from services.sending import DEADLINE, Drained, Refused
 from services.sending import RETRY_WAITS as RETRY_WAITS
 from services.storage import connection_engine
 from services.urls import hide_password
@@ -151,6 +151,11 @@ def connect(url: str) -> smtplib.SMTP:
     return smtp
 
 
+MAIL_BATCH = 200
+"""Emails claimed per transaction: a mail server answers in a millisecond or two, so a
+batch is a fraction of a second (and a worker that dies resends at most this many)."""
+
+
 def message_id(connection: str, row: Mapping[str, Any], mail_from: str) -> str:
     """The one Message-ID of an outbox row: its id, app and connection, at the sender's domain."""
     domain = mail_from.rpartition("@")[2] or "localhost"
@@ -186,7 +191,7 @@ def drain(
     config: SmtpConfig,
     *,
     clock: Callable[[], datetime],
-    batch: int = BATCH,
+    batch: int = MAIL_BATCH,
     deadline: float = DEADLINE,
     monotonic: Callable[[], float] | None = None,
 ) -> Drained:
