@@ -101,7 +101,7 @@ def test_save_confirms_and_the_refusal_is_shown_once(
     client = signed_in("staff")
     path = f"{ASIDE}/venue/orders/{key}"
     saved = post(client, f"{path}/edit", {"column": "note", "value": "left at the door"})
-    assert "Saved: note is now left at the door." in saved
+    assert f"Saved: orders #{key}: note is now left at the door." in saved
     assert screens_site.row("orders", key)["note"] == "left at the door"
     # A field the database refuses again, then "Try again now" refused again: each answer
     # shows the refusal once, not once from the record and again from the fix.

@@ -155,22 +155,29 @@ def _item(
     saved: str = "",
     oob: bool = False,
 ) -> str:
-    """The row's list item after a fix: empty (it leaves the list) once it is no longer aside."""
+    """The row's list item after a fix: empty (it leaves the list) once it is no longer aside.
+    What was saved is said apart from the item (`#fix-status`), so a push that draws the
+    item again keeps it."""
     app, roles = screen_app(name, app_name)
     store = app_store(app)
     found = set_aside_rows([store], table=table, key=key)
-    if not found:
+    aside = found[0] if found else None
+    status = ""
+    if saved:
+        status = render_template(
+            "screens/_fix_status.html", saved=saved, aside=aside, zone=store.zone
+        )
+    if aside is None:
         gone = f'<li id="aside-{table}-{key}" hx-swap-oob="delete"></li>'
-        return gone if oob else ""
-    return render_template(
+        return (gone if oob else "") + status
+    return status + render_template(
         "screens/_aside.html",
-        aside=found[0],
+        aside=aside,
         connection=app.connection,
         zone=store.zone,
         roles={app.name: roles},
         open_moves=open_moves,
         error=error,
-        saved=saved,
         oob=oob,
         now=clock(),
     )
@@ -194,7 +201,8 @@ def fix_row(name: str, app_name: str, table: str, key: str, action: str) -> str:
             result = writing.edit(
                 store, table, parsed, actor, column, request.form.get("value", "")
             )
-            saved = f"Saved: {column} is now {shown_value(result.row.get(column), store.zone)}."
+            now_is = shown_value(result.row.get(column), store.zone)
+            saved = f"Saved: {table} #{key}: {column} is now {now_is}."
         else:
             retry_set_aside(store, table, key, now=clock(), publisher=publisher())
     except AdminiumError as refused:
