@@ -41,6 +41,7 @@ from core.moments import MomentContext, Tables
 from core.moves import judge_move
 from core.outbox import queue_messages
 from core.sample_marks import sample_marks
+from core.refusals import refused_value
 from core.stamps import code_values, firing_stamps, stamp_values
 from core.store import Row, Store
 from core.time_rules import LateVerdict, judge_due, judge_late, judge_requires, late_rule
@@ -455,7 +456,7 @@ def _database_refusal(
             if value:
                 details[name.removesuffix("_name")] = value
         message = getattr(diag, "message_primary", None) or str(error.orig)
-        return ValueRefused(f"the database refused a value: {message}", details)
+        return refused_value(store, req.table, details, message)
     return error
 
 

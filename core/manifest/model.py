@@ -212,6 +212,8 @@ class Column(Model):
     public: bool = False
     default: Scalar = None
     rules: ColumnRules | None = None
+    title: str | None = Field(default=None, min_length=1, max_length=120)
+    """What people see for the column; without it, its name with spaces for underscores."""
 
 
 # --- states and moves -----------------------------------------------------------
@@ -311,6 +313,8 @@ class States(Model):
     timed: list[Timed] | None = None
     late: list[Late] | None = None
     create: Create | None = None
+    titles: dict[Name, Annotated[str, Field(min_length=1, max_length=120)]] | None = None
+    """What people see for each state named here (`{"picked_up": "Collected"}`)."""
 
 
 class LockRule(Model):
@@ -375,6 +379,8 @@ class Table(Model):
     """One table of the app. Later rules (effects, totals) join here."""
 
     key: Name
+    title: str | None = Field(default=None, min_length=1, max_length=120)
+    """What people see for the table; without it, its name with spaces for underscores."""
     columns: list[Column] = Field(min_length=1)
     states: States | None = None
     lock: list[LockRule] | None = None
