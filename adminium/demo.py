@@ -4,7 +4,10 @@ On the first `adminium run`, a database `adminium_demo` is made on the control p
 server (the embedded one by default), the connection `demo` points at it in the venue
 zone Europe/London, and the takeaway, tickets and hotel apps are installed there with
 their tables and samples. Later runs find them and change nothing: samples are added only
-with the app they belong to, so sample data a person removed stays removed.
+with the app they belong to, so sample data a person removed stays removed. The takeaway's
+automation posts cancelled orders to the webhook `kitchen`, which every run points at the
+product's own receiver on the web's port (its "Recent webhook calls" view), so the demo
+needs nothing outside.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from core.actors import Actor
 from core.sample_data import SampleRow
 from core.samples import load_sample
 from core.store import Store
-from services import apps, connections, users
+from services import apps, connections, users, webhooks
 from services.events import NO_PUBLISHER
 from services.models import Connection
 from services.samples import add_sample_data
@@ -43,6 +46,8 @@ DEMO_EMAIL = "demo@example.com"
 DEMO_PASSWORD = "adminium-demo"
 DEMO_ROLE = "manager"
 """The demo account's role in each demo app (each of the three apps has a manager)."""
+DEMO_WEBHOOK = "kitchen"
+"""The webhook the takeaway's automation names (examples/takeaway.json)."""
 
 
 def demo_wanted() -> bool:
@@ -56,8 +61,10 @@ def install_demo(
     now: datetime,
     examples: Path = EXAMPLES,
     database: str = DEMO_DATABASE,
+    port: int | None = None,
 ) -> dict[str, list[SampleRow]]:
-    """Install whatever of the demo is missing; the samples added, by app (empty when done)."""
+    """Install whatever of the demo is missing, and point its webhook at the receiver on the
+    web's `port` (when given); the samples added, by app (empty when done)."""
     added: dict[str, list[SampleRow]] = {}
     with open_session(control_url) as session:
         connection = session.scalar(select(Connection).where(Connection.name == DEMO_CONNECTION))
@@ -80,6 +87,8 @@ def install_demo(
                 add_till_ticket(apps.app_store(app), now=now)
         if added:
             add_demo_user(session)
+        if port is not None:
+            point_demo_webhook(session, port)
     if added:
         log.info("demo installed on connection %s: %s", DEMO_CONNECTION, ", ".join(added))
     return added
@@ -112,6 +121,22 @@ def demo_manifest(examples: Path, name: str) -> dict[str, Any]:
     manifest: dict[str, Any] = json.loads((examples / f"{name}.json").read_text(encoding="utf-8"))
     manifest.setdefault("schema", name)
     return manifest
+
+
+def receiver_url(port: int) -> str:
+    """The product's own receiver of the demo webhook, on the web's port."""
+    return f"http://127.0.0.1:{port}/receiver/{DEMO_CONNECTION}/{DEMO_WEBHOOK}"
+
+
+def point_demo_webhook(session: Any, port: int) -> None:
+    """The demo webhook, added with its secret (the receiver reads it from the control plane)
+    or pointed at this run's port."""
+    url = receiver_url(port)
+    found = {w.name: w for w in webhooks.list_webhooks(session, DEMO_CONNECTION)}
+    if DEMO_WEBHOOK not in found:
+        webhooks.add_webhook(session, DEMO_CONNECTION, DEMO_WEBHOOK, url)
+    elif found[DEMO_WEBHOOK].url != url:
+        webhooks.set_webhook_url(session, DEMO_CONNECTION, DEMO_WEBHOOK, url)
 
 
 def add_demo_user(session: Any) -> None:

@@ -60,7 +60,7 @@ def run_command(procfile: str, port: int) -> None:
         with open_session(env["DATABASE_URL"]) as session:
             install_adminium_tables(session)
         if demo_wanted():
-            install_demo(env["DATABASE_URL"], now=datetime.now(UTC))
+            install_demo(env["DATABASE_URL"], now=datetime.now(UTC), port=port)
         url = f"http://127.0.0.1:{port}/"
         click.echo(f"Adminium is starting on {url} (Ctrl-C stops everything)", err=True)
         code = run_procfile(procfile, port, env)

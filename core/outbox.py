@@ -39,6 +39,19 @@ class MailStatus(StrEnum):
     failed = "failed"
 
 
+def sending_columns() -> list[sa.Column[Any]]:
+    """The columns a table of things to send keeps (`services.sending` drains it): when it
+    was queued and may go, its state, its tries, when it went, and the last answer."""
+    return [
+        sa.Column("queued_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("send_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("status", sa.Text, nullable=False, server_default=MailStatus.queued.value),
+        sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+        sa.Column("sent_at", sa.DateTime(timezone=True)),
+        sa.Column("answer", sa.Text),
+    ]
+
+
 outbox = sa.Table(
     "outbox",
     adminium_metadata,
@@ -52,12 +65,7 @@ outbox = sa.Table(
     sa.Column("address", sa.Text, nullable=False),
     sa.Column("subject", sa.Text, nullable=False),
     sa.Column("body", sa.Text, nullable=False),
-    sa.Column("queued_at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("send_at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("status", sa.Text, nullable=False, server_default=MailStatus.queued.value),
-    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("sent_at", sa.DateTime(timezone=True)),
-    sa.Column("answer", sa.Text),
+    *sending_columns(),
     # A reminder once per row, producer and moment, by racing sweeps too.
     sa.Index(
         "ux_outbox_reminder",

@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection
 
 from core.actors import Actor, ActorKind
 from core.audit import audit_entry, write_and_audit
+from core.automations import queue_deliveries
 from core.columns import writer_values
 from core.effects import Cause, MoveLinked, make_effects
 from core.errors import (
@@ -40,8 +41,8 @@ from core.manifest.model import MoveSpec, Table, Timed
 from core.moments import MomentContext, Tables
 from core.moves import judge_move
 from core.outbox import queue_messages
-from core.sample_marks import sample_marks
 from core.refusals import refused_value
+from core.sample_marks import sample_marks
 from core.stamps import code_values, firing_stamps, stamp_values
 from core.store import Row, Store
 from core.time_rules import LateVerdict, judge_due, judge_late, judge_requires, late_rule
@@ -63,7 +64,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class WriteResult:
     """A committed write: the row as written, whether the move was late, its events, and
-    how many emails it queued."""
+    how many emails and webhook deliveries it queued."""
 
     table: str
     key: Any
@@ -71,6 +72,7 @@ class WriteResult:
     events: tuple[RowEvent, ...]
     late: bool = False
     queued: int = 0
+    deliveries: int = 0
 
 
 @dataclass(frozen=True)
@@ -250,6 +252,7 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     move_linked = _linked_move(conn, store, req, touched)
     linked = make_effects(conn, store, move, row, cause, depth=req.depth, move_linked=move_linked)
     queued = queue_messages(conn, store, req.table, held, row, req.actor, req.now)
+    delivering = queue_deliveries(conn, store, req.table, held, row, req.actor, req.now)
     if creating and req.actor.kind is ActorKind.sample:
         # A sample row is marked in its own write, so no crash leaves it unmarked.
         mark = {"app": store.app.name, "table_name": req.table, "row_key": str(row[spec.key])}
@@ -260,7 +263,7 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     state = row.get(state_column) if state_column else None
     event = RowEvent(store.connection, store.app.name, req.table, key, state, req.actor.name)
     log.debug("wrote %s.%s key=%s by %s", store.app.name, req.table, key, req.actor.name)
-    result = WriteResult(req.table, key, row, (event,), verdict.late, queued)
+    result = WriteResult(req.table, key, row, (event,), verdict.late, queued, delivering)
     return _with_fallout(conn, store, req, result, linked, touched)
 
 
@@ -318,6 +321,7 @@ def _with_fallout(
         row=row,
         events=tuple(by_row.values()),
         queued=result.queued + sum(found.queued for found in linked),
+        deliveries=result.deliveries + sum(found.deliveries for found in linked),
     )
 
 

@@ -18,6 +18,7 @@ from core.actors import Actor
 from core.errors import AdminiumError
 from core.store import Store
 from core.writes import WriteRequest, WriteResult, change_row, create_row
+from services.deliveries import deliveries_queued
 from services.events import Publisher
 from services.outbox import mail_queued
 
@@ -52,6 +53,7 @@ def write_by_person(
     result = create_row(store, request) if key is None else change_row(store, request)
     publisher.rows(result.events, what=f"row events of {table} key={result.key}")
     mail_queued(publisher, result)
+    deliveries_queued(publisher, result)
     log.info(
         "%s.%s key=%s written by %s%s",
         store.app.name,
@@ -90,6 +92,7 @@ def write_by_guest(
     result = change_row(store, request)
     publisher.rows(result.events, what=f"row events of {table} key={result.key}")
     mail_queued(publisher, result)
+    deliveries_queued(publisher, result)
     log.info("%s.%s key=%s moved to %s by a guest", store.app.name, table, result.key, to)
     return result
 
@@ -121,6 +124,7 @@ def import_rows(
             refused.append((number, error))
     publisher.rows([event for result in results for event in result.events])
     mail_queued(publisher, *results)
+    deliveries_queued(publisher, *results)
     log.info(
         "import into %s.%s: %s written, %s refused",
         store.app.name,

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.mail import template_refusals
+from core.manifest.automation_rules import check_automations
 from core.manifest.effect_rules import check_effect_rules
 from core.manifest.ledger_rules import check_ledger_rules
 from core.manifest.lookup import (
@@ -89,6 +90,7 @@ def check_app(app: App) -> list[Refusal]:
         _check_lock(out, ("tables", name, "lock"), name, table)
     check_ledger_rules(lk, out, _check_watch)
     check_effect_rules(lk, out, _check_watch)
+    check_automations(lk, out, _check_watch)
     if app.outbox is not None:
         _check_outbox(lk, out)
     return out

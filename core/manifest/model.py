@@ -495,6 +495,21 @@ class Outbox(Model):
     producers: list[Producer] = Field(default_factory=list)
 
 
+# --- automations ----------------------------------------------------------------
+
+
+class Automation(Model):
+    """A rule that watches a table and posts each change it hears to a webhook of the
+    connection (its URL and secret are kept in the control plane, never here); `on` left
+    out: every change of the table; sample rows only with `samples`."""
+
+    name: Name
+    table: Name
+    on: ValueWatch | None = None
+    webhook: Name
+    samples: bool = False
+
+
 # --- the app --------------------------------------------------------------------
 
 
@@ -513,6 +528,7 @@ class App(Model):
     tables: dict[Name, Table] = Field(min_length=1)
     outbox: Outbox | None = None
     ledgers: list[Ledger] | None = None
+    automations: list[Automation] | None = None
 
     @property
     def settings_table(self) -> str | None:

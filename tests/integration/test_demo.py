@@ -14,14 +14,16 @@ import pytest
 import sqlalchemy as sa
 from psycopg import sql
 
-from adminium.demo import DEMO_APPS, DEMO_EMAIL, DEMO_PASSWORD, install_demo
+from adminium.demo import DEMO_APPS, DEMO_EMAIL, DEMO_PASSWORD, install_demo, receiver_url
 from core.sample_marks import sample_marks
 from core.sweep import sweep_connection
 from services.apps import app_store
 from services.connections import get_connection
+from services.deliveries import app_deliveries
 from services.models import Connection
 from services.storage import engine_for, open_session, upgrade_control_plane
 from services.users import user_by_password
+from services.webhooks import list_webhooks
 from tests.integration.launching import Launch, wait_for
 
 # Wed 1 Jul 2026 13:00 BST.
@@ -111,6 +113,28 @@ def test_timed_moves_happen_in_the_demo_first_minutes(demo: dict[str, Any]) -> N
     assert rows["hotel.stays"][4]["status"] == "no_show"
     # Still sample data, whatever the clock did.
     assert ("takeaway", "orders", "1", NOW) in rows["marks"]
+
+
+def test_the_demo_kitchen_webhook_hears_the_clock_cancel_an_order(demo: dict[str, Any]) -> None:
+    install_demo(demo["control_url"], now=NOW, database=demo["database"], port=5123)
+    # A later run on another port points the webhook there; its secret stays.
+    with open_session(demo["control_url"]) as session:
+        [first] = list_webhooks(session, "demo")
+        secret = first.secret
+    install_demo(demo["control_url"], now=NOW, database=demo["database"], port=5124)
+    with open_session(demo["control_url"]) as session:
+        [kitchen] = list_webhooks(session, "demo")
+        assert (kitchen.name, kitchen.url) == ("kitchen", receiver_url(5124))
+        assert kitchen.url == "http://127.0.0.1:5124/receiver/demo/kitchen"
+        assert kitchen.secret == secret
+        stores = [app_store(app) for app in get_connection(session, "demo").apps]
+    # The first minute's sweep cancels yesterday's uncollected order (a sample row: the
+    # demo's automation asks for samples), which queues its event for the kitchen.
+    sweep_connection(stores, connection="demo", now=NOW + timedelta(minutes=1))
+    [takeaway] = [s for s in stores if s.app.name == "takeaway"]
+    [delivery] = app_deliveries(takeaway.engine, ["takeaway"])
+    assert (delivery["webhook"], delivery["row_key"], delivery["sample"]) == ("kitchen", "1", True)
+    assert delivery["event"]["after"]["status"] == "cancelled"
 
 
 def test_run_from_a_clean_instance_serves_the_demo_board(

@@ -26,6 +26,7 @@ from web.screens import (
     samples,
     set_aside,
     times,
+    webhooks,
 )
 from web.screens.access import signed_in_user
 from web.screens.clock_health import stall_of
@@ -50,8 +51,9 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
     csrf.init_app(app)
     for blueprint in exempt:
         csrf.exempt(blueprint)  # type: ignore[arg-type]
-    for module in (auth, connections, boards, rows, pending, set_aside, samples, outbox):
+    for module in (auth, connections, boards, rows, pending, set_aside, samples, outbox, webhooks):
         app.register_blueprint(module.bp)
+    webhooks.init_app(app, csrf)
     times.init_app(app)
     labels.init_app(app)
     app.context_processor(_screen_globals)

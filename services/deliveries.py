@@ -1,0 +1,287 @@
+"""Delivery of automations' events to their webhooks, "Send again", and the Deliveries reads.
+
+A drain (`services.sending`: claimed `FOR UPDATE SKIP LOCKED`, retried with growing waits,
+then failed) POSTs each event as JSON, signed as the Standard Webhooks specification says
+(the `standardwebhooks` package): `webhook-id` is the delivery's own id, the same on
+every try, so a receiver can drop a repeat; `webhook-timestamp` is the try's time;
+`webhook-signature` is `v1,<HMAC-SHA256>` of `id.timestamp.body` with the webhook's secret.
+A 2xx answer is delivered; anything else, no answer within the timeout, or a webhook the
+connection lacks, is refused and tried again. Each try is kept in
+`adminium.delivery_attempts` (status, time, how long, the answer's first bytes).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from math import floor
+from typing import Any
+
+import redis
+import sqlalchemy as sa
+from rq import Queue
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.orm import Session
+from standardwebhooks.webhooks import Webhook as Signer
+
+from core.automations import ANSWER_BYTES, deliveries, delivery_attempts
+from core.writes import WriteResult
+from services import sending
+from services.connections import get_connection
+from services.events import Publisher
+from services.sending import Drained, Refused
+from services.storage import connection_engine
+from services.webhooks import Endpoint, endpoints
+
+log = logging.getLogger(__name__)
+
+TIMEOUT = 10.0
+"""Seconds a receiver has to answer one POST."""
+BATCH = 20
+"""Deliveries claimed per transaction (each may wait up to TIMEOUT for its receiver)."""
+DEADLINE = 50.0
+QUEUE = "adminium"
+DELIVERY_JOB = "jobs.webhooks.run_deliveries"
+"""The job a commit that queued deliveries enqueues (named, so this layer imports no adapter)."""
+WAITING_TTL = 120
+"""Seconds a drain's waiting mark lasts at most (a job lost before it started)."""
+USER_AGENT = "Adminium-Webhooks/1"
+NOUN = "delivery"
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is an answer like any other: refused, never followed with the signature."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect())
+
+
+def webhook_id(connection: str, row: Mapping[str, Any]) -> str:
+    """The one `webhook-id` of a delivery: its id, app and connection."""
+    return f"delivery-{row['id']}.{row['app']}.{connection}"
+
+
+def event_body(row: Mapping[str, Any]) -> str:
+    """The JSON a delivery posts (the signature covers exactly these characters)."""
+    return json.dumps(row["event"], separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+def signed_headers(endpoint: Endpoint, msg_id: str, body: str, now: datetime) -> dict[str, str]:
+    """The Standard Webhooks headers of one try, signed with the endpoint's secret."""
+    at = now.astimezone(UTC)
+    return {
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+        "webhook-id": msg_id,
+        "webhook-timestamp": str(floor(at.timestamp())),
+        "webhook-signature": Signer(endpoint.secret).sign(msg_id, at, body),
+    }
+
+
+def post(url: str, body: str, headers: Mapping[str, str], timeout: float) -> tuple[int, str]:
+    """POST the body; the answer's status and first bytes. Raises OSError with no answer."""
+    request = urllib.request.Request(url, body.encode(), dict(headers), method="POST")
+    try:
+        with _OPENER.open(request, timeout=timeout) as answer:
+            return answer.status, _first(answer.read(ANSWER_BYTES))
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, _first(error.read(ANSWER_BYTES))
+
+
+def _first(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")[:ANSWER_BYTES]
+
+
+class _Sender:
+    """Sends the claimed deliveries of one connection and keeps each try."""
+
+    def __init__(self, connection: str, hooks: Mapping[str, Endpoint], timeout: float) -> None:
+        self.connection = connection
+        self.hooks = hooks
+        self.timeout = timeout
+
+    def __call__(self, conn: Connection, row: Mapping[str, Any], now: datetime) -> str:
+        started = time.monotonic()
+        status, ok, answer = self._try(row, now)
+        elapsed = round((time.monotonic() - started) * 1000)
+        conn.execute(
+            sa.insert(delivery_attempts).values(
+                delivery_id=row["id"], at=now, status=status, ok=ok, answer=answer, ms=elapsed
+            )
+        )
+        shown = f"{status} {answer}".strip() if status is not None else answer
+        if not ok:
+            raise Refused(shown)
+        return shown
+
+    def _try(self, row: Mapping[str, Any], now: datetime) -> tuple[int | None, bool, str]:
+        endpoint = self.hooks.get(row["webhook"])
+        if endpoint is None:
+            why = (
+                f"connection {self.connection} has no webhook named {row['webhook']}:"
+                f" adminium webhook add {self.connection} {row['webhook']} URL"
+            )
+            return None, False, why
+        body = event_body(row)
+        headers = signed_headers(endpoint, webhook_id(self.connection, row), body, now)
+        try:
+            status, answer = post(endpoint.url, body, headers, self.timeout)
+        except (OSError, ValueError) as error:
+            reason = getattr(error, "reason", error)
+            return None, False, f"{type(reason).__name__}: {reason}"[:ANSWER_BYTES]
+        return status, 200 <= status < 300, answer
+
+
+def drain(
+    engine: Engine,
+    connection: str,
+    hooks: Mapping[str, Endpoint],
+    *,
+    clock: Callable[[], datetime],
+    timeout: float = TIMEOUT,
+    batch: int = BATCH,
+    deadline: float = DEADLINE,
+    monotonic: Callable[[], float] | None = None,
+) -> Drained:
+    """Deliver a connection's queued events whose time has come, a batch per transaction."""
+    done = sending.drain_due(
+        engine,
+        deliveries,
+        _Sender(connection, hooks, timeout),
+        noun=NOUN,
+        clock=clock,
+        batch=batch,
+        deadline=deadline,
+        monotonic=monotonic,
+    )
+    if done.any:
+        log.info(
+            "deliveries of connection %s: sent %s, to try again %s, failed %s",
+            connection, len(done.sent), len(done.retried), len(done.failed),
+        )  # fmt: skip
+    return done
+
+
+def waiting_key(connection: str) -> str:
+    """The Redis key held while a delivery drain of the connection waits in the queue."""
+    return f"adminium:deliveries:waiting:{connection}"
+
+
+def drain_connection(
+    session: Session,
+    connection: str,
+    *,
+    clock: Callable[[], datetime],
+    client: redis.Redis | None = None,
+) -> Drained:
+    """Deliver for a connection of the control plane (its own database holds the deliveries).
+
+    With `client` (the job's Redis), the waiting mark is taken first: from then on a commit
+    enqueues another drain, so none that this one's claims may miss goes unserved.
+    """
+    if client is not None:
+        client.delete(waiting_key(connection))
+    engine = connection_engine(get_connection(session, connection))
+    hooks = endpoints(session, connection)
+    session.rollback()
+    return drain(engine, connection, hooks, clock=clock)
+
+
+def send_again(engine: Engine, delivery: int, app: str, *, now: datetime) -> bool:
+    """A failed delivery queued again from now; False when there is none of that id in that app."""
+    return sending.send_again(engine, deliveries, delivery, app, now=now, noun=NOUN)
+
+
+def send_again_now(
+    engine: Engine,
+    connection: str,
+    delivery: int,
+    app: str,
+    *,
+    now: datetime,
+    publisher: Publisher,
+    actor: str,
+) -> bool:
+    """ "Send again" on a failed delivery: queued from now and the drain enqueued."""
+    again = send_again(engine, delivery, app, now=now)
+    if again:
+        log.info("delivery %s of %s sent again by %s", delivery, app, actor)
+        wake(publisher, connection)
+    return again
+
+
+def app_deliveries(engine: Engine, apps: list[str], *, limit: int = 100) -> list[dict[str, Any]]:
+    """The apps' deliveries, newest first, each with its tries (`attempts_made`, oldest first)."""
+    query = (
+        sa.select(deliveries)
+        .where(deliveries.c.app.in_(apps))
+        .order_by(deliveries.c.id.desc())
+        .limit(limit)
+    )
+    with engine.connect() as conn:
+        found = [dict(r) for r in conn.execute(query).mappings()]
+        ids = [row["id"] for row in found]
+        tries = conn.execute(
+            sa.select(delivery_attempts)
+            .where(delivery_attempts.c.delivery_id.in_(ids))
+            .order_by(delivery_attempts.c.id)
+        ).mappings()
+        by_delivery: dict[int, list[dict[str, Any]]] = {}
+        for attempt in tries:
+            by_delivery.setdefault(attempt["delivery_id"], []).append(dict(attempt))
+    for row in found:
+        row["attempts_made"] = by_delivery.get(row["id"], [])
+    return found
+
+
+def deliveries_queued(publisher: Publisher, *results: WriteResult) -> None:
+    """After commits: when they queued deliveries, enqueue the connection's delivery drain.
+    Best effort: the minute's drain is the safety net."""
+    queued = [r for r in results if r.deliveries and r.events]
+    if not queued or publisher.client is None:
+        return
+    wake(publisher, queued[0].events[0].connection)
+
+
+def wake(publisher: Publisher, connection: str) -> None:
+    """Enqueue a delivery drain of the connection. Best effort: the minute's drain is the
+    safety net."""
+    if publisher.client is None:
+        return
+    try:
+        enqueue_deliveries(Queue(QUEUE, connection=publisher.client), connection)
+    except redis.RedisError as error:
+        log.warning(
+            "deliveries of connection %s not enqueued: %s", connection, type(error).__name__
+        )
+
+
+def enqueue_deliveries(queue: Queue, connection: str) -> bool:
+    """Enqueue a delivery drain of the connection unless one already waits to start (it
+    will claim what this commit queued); whether one was enqueued.
+
+    Not one job id per connection: a drain already running may have made its last claim,
+    so a commit during it needs a drain of its own. Drains of one connection side by side
+    share the work through SKIP LOCKED. The mark expires, so a lost job is not waited on.
+    """
+    if not queue.connection.set(waiting_key(connection), 1, nx=True, ex=WAITING_TTL):
+        log.debug("delivery drain of connection %s already waiting", connection)
+        return False
+    queue.enqueue(
+        DELIVERY_JOB,
+        connection,
+        job_timeout=int(DEADLINE + TIMEOUT) + 10,
+        result_ttl=0,
+        failure_ttl=60,
+        description=f"deliveries {connection}",
+    )
+    return True

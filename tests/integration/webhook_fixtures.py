@@ -1,0 +1,130 @@
+"""The webhook tests' helpers: a shop whose automations watch its orders, and a real HTTP
+receiver (http.server on a free loopback port, in a thread) started by the test.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import sqlalchemy as sa
+
+from tests.integration.sweep_fixtures import SHOP
+
+KITCHEN = {
+    "name": "kitchen_screen",
+    "table": "orders",
+    "on": {"column": "status", "values": ["cancelled"]},
+    "webhook": "kitchen",
+}
+"""Cancelled orders, posted to the webhook `kitchen` (real rows only)."""
+LEDGER = {"name": "every_change", "table": "orders", "webhook": "ledger", "samples": True}
+"""Every change of an order, sample rows too, posted to the webhook `ledger`."""
+
+
+def hook_shop_manifest() -> dict[str, Any]:
+    """The sweep tests' shop with the two automations above."""
+    manifest = copy.deepcopy(SHOP)
+    manifest["name"] = "hookshop"
+    manifest["automations"] = [copy.deepcopy(KITCHEN), copy.deepcopy(LEDGER)]
+    return manifest
+
+
+def delivery_rows(engine: sa.Engine) -> list[dict[str, Any]]:
+    """Every delivery, oldest first."""
+    with engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT * FROM adminium.deliveries ORDER BY id")).mappings()
+        return [dict(r) for r in rows]
+
+
+def attempt_rows(engine: sa.Engine) -> list[dict[str, Any]]:
+    """Every delivery attempt, oldest first."""
+    with engine.connect() as conn:
+        query = sa.text("SELECT * FROM adminium.delivery_attempts ORDER BY id")
+        return [dict(r) for r in conn.execute(query).mappings()]
+
+
+@dataclass
+class Received:
+    """One POST as the receiver read it."""
+
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def event(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Receiver:
+    """What a test receiver got, and how it answers: `status`, after `stall` seconds (and
+    says so in `in_request` as the request arrives; leaving the receiver ends a stall)."""
+
+    url: str = ""
+    status: int = 200
+    stall: float = 0.0
+    received: list[Received] = field(default_factory=list)
+    in_request: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+    arrived: threading.Condition = field(default_factory=threading.Condition)
+
+    def wait_for(self, count: int, timeout: float = 10.0) -> list[Received]:
+        """The received requests once there are `count` of them (bounded in time)."""
+        deadline = time.monotonic() + timeout
+        with self.arrived:
+            while len(self.received) < count and time.monotonic() < deadline:
+                self.arrived.wait(deadline - time.monotonic())
+        return list(self.received)
+
+
+def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            receiver.in_request.set()
+            body = self.rfile.read(int(self.headers.get("content-length", 0)))
+            if receiver.stall:
+                receiver.release.wait(receiver.stall)
+            got = Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            with receiver.arrived:
+                receiver.received.append(got)
+                receiver.arrived.notify_all()
+            answer = b"ok" if receiver.status < 300 else b"kitchen screen is down"
+            try:
+                self.send_response(receiver.status)
+                self.send_header("content-length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+            except OSError:
+                pass  # the poster has gone (a killed worker): nothing to answer
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+@contextmanager
+def receiver(status: int = 200, stall: float = 0.0) -> Iterator[Receiver]:
+    """A real HTTP server on a free loopback port, in a thread; its URL in `url`."""
+    got = Receiver(status=status, stall=stall)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(got))
+    server.daemon_threads = True
+    got.url = f"http://127.0.0.1:{server.server_address[1]}/hooks"
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield got
+    finally:
+        got.release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
