@@ -16,14 +16,9 @@ from werkzeug.serving import make_server
 from tests.browser.test_screens import LIVE_MS, sign_in, sweep, wait_live
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import add_order
+from tests.integration.screens_fixtures import NEEDS_NOTE, add_order
 
 pytestmark = pytest.mark.browser
-NEEDS_NOTE = (
-    "ALTER TABLE public.orders ADD CONSTRAINT cancelled_needs_note "
-    "CHECK (status <> 'cancelled' OR note IS NOT NULL) NOT VALID;"
-    "COMMENT ON CONSTRAINT cancelled_needs_note ON public.orders IS 'must be filled when cancelled'"
-)
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +100,8 @@ def test_pending_screen_draws_the_next_24_hours(
     )
     page.set_viewport_size({"width": 1440, "height": 1000})
     sign_in(page, base, "manager@venue.test", "/connections/venue/pending")
+    wait_live(page)
+    expect(page.locator(".pending.htmx-request, .htmx-settling")).to_have_count(0)
     chart = page.locator("svg.timeline")
     expect(chart).to_be_visible()
     expect(chart.locator("rect.bar")).to_have_count(2)

@@ -80,8 +80,10 @@ def test_row_the_sweep_sets_aside_joins_the_open_list(
 
     item = page.locator(f"#aside-orders-{key}")
     expect(item).to_contain_text("VALUE_REFUSED", timeout=LIVE_MS)
-    expect(page.locator("#set-aside-empty")).to_have_count(0)
-    # The pushed item's forms work as the page's own: moved by hand, it leaves the list.
+    expect(page.locator("#set-aside-empty")).to_be_hidden()
+    # The pushed item's forms work as the page's own: moved by hand, it leaves the list,
+    # and the empty state is back.
     item.get_by_role("button", name="Move to confirmed").click()
     expect(item).to_have_count(0, timeout=LIVE_MS)
+    expect(page.locator("#set-aside-empty")).to_be_visible()
     assert screens_site.row("orders", key)["status"] == "confirmed"

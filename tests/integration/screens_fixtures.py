@@ -27,6 +27,13 @@ CHECK_NO_NOTE = (
 )
 """A rule of the venue's own database: an order with a note may not be cancelled."""
 
+NEEDS_NOTE = (
+    "ALTER TABLE public.orders ADD CONSTRAINT cancelled_needs_note "
+    "CHECK (status <> 'cancelled' OR note IS NOT NULL) NOT VALID;"
+    "COMMENT ON CONSTRAINT cancelled_needs_note ON public.orders IS 'must be filled when cancelled'"
+)
+"""The venue's own rule, with its own words: a cancelled order must carry a note."""
+
 
 def give_passwords(site: Site) -> None:
     """Let the four test users sign in with PASSWORD."""

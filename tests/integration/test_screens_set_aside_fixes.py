@@ -16,15 +16,9 @@ from services.events import NO_PUBLISHER
 from services.models import db
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import add_order, csrf_of
+from tests.integration.screens_fixtures import NEEDS_NOTE, add_order, csrf_of
 
 ASIDE = "/connections/venue/set-aside"
-NEEDS_NOTE = (
-    "ALTER TABLE public.orders ADD CONSTRAINT cancelled_needs_note "
-    "CHECK (status <> 'cancelled' OR note IS NOT NULL) NOT VALID;"
-    "COMMENT ON CONSTRAINT cancelled_needs_note ON public.orders IS 'must be filled when cancelled'"
-)
-"""The venue's own rule, with its own words: a cancelled order must carry a note."""
 NEEDS_SALE = (
     "ALTER TABLE public.tickets ADD CONSTRAINT valid_needs_sale "
     "CHECK (status <> 'valid' OR sale_from IS NOT NULL) NOT VALID"
@@ -141,11 +135,13 @@ def test_header_badge_counts_rows_set_aside(
     keys = set_aside_orders(screens_site, 2)
     client = signed_in("staff")
     assert re.search(
-        r'id="aside-count-venue".*?<span class="badge aside">2</span>', client.get(ASIDE).text, re.S
+        r'id="aside-count-venue".*?<span class="badge count-aside">2</span>',
+        client.get(ASIDE).text,
+        re.S,
     )
     post(client, f"{ASIDE}/venue/orders/{keys[0]}/move", {"to": "confirmed", "seen": "placed"})
     badge = client.get(f"{ASIDE}/count").text
-    assert '<span class="badge aside">1</span>' in badge
+    assert '<span class="badge count-aside">1</span>' in badge
 
 
 def test_several_rows_at_once_answer_what_moved_and_what_was_refused(
