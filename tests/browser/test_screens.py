@@ -135,9 +135,7 @@ def test_paused_connection_is_named_on_the_open_board(
 
     expect(banner).to_contain_text("Connection venue is paused", timeout=LIVE_MS)
     expect(page.locator("#connection-venue")).to_contain_text("paused")
-    assert asked == [
-        "Pause venue? No timed move is made on any of its apps until it is resumed."
-    ]
+    assert asked == ["Pause venue? No timed move is made on any of its apps until it is resumed."]
     page.get_by_role("button", name="Resume").click()
     expect(banner).to_be_empty(timeout=LIVE_MS)
     board.close()
