@@ -5,7 +5,9 @@ the answer recorded in it, tried again after 1 min, 5 min, 30 min, 2 h and 12 h,
 failed) sends each email over one SMTP session. A worker that dies mid-batch takes its
 claim with it and another sends the batch again with the same `Message-ID`, so a resend
 is recognisable. `SMTP_URL` (`smtp://user:pass@host:587`, STARTTLS; `smtps://…`) and `MAIL_FROM`
-configure it; the URL is shown and logged only through `hide_password`.
+configure it; the URL is shown and logged only through `hide_password`. The server's
+certificate is always verified, against the system's CAs or, with `SMTP_CA_FILE`, the CAs
+in that file (a private CA; the tests' own).
 """
 
 from __future__ import annotations
@@ -59,16 +61,21 @@ QUEUE = "adminium"
 
 @dataclass(frozen=True)
 class SmtpConfig:
-    """Where mail goes: the SMTP URL and the sender's address."""
+    """Where mail goes: the SMTP URL, the sender's address, and the CAs that may sign the
+    server's certificate (None: the system's)."""
 
     url: str
     mail_from: str = DEFAULT_FROM
+    ca_file: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> SmtpConfig:
-        """SMTP_URL and MAIL_FROM; without SMTP_URL, the embedded server's port on the loopback."""
+        """SMTP_URL, MAIL_FROM and SMTP_CA_FILE; without SMTP_URL, the embedded server's port
+        on the loopback."""
         url = environ.get("SMTP_URL") or "smtp://127.0.0.1:8025"
-        return cls(url, environ.get("MAIL_FROM") or DEFAULT_FROM)
+        return cls(
+            url, environ.get("MAIL_FROM") or DEFAULT_FROM, environ.get("SMTP_CA_FILE") or None
+        )
 
     @property
     def shown(self) -> str:
@@ -84,7 +91,7 @@ class _Session:
 
     def open(self) -> smtplib.SMTP:
         if self.smtp is None:
-            self.smtp = connect(self.config.url)
+            self.smtp = connect(self.config.url, ca_file=self.config.ca_file)
         return self.smtp
 
     def close(self) -> None:
@@ -116,12 +123,13 @@ class _Session:
             raise
 
 
-def connect(url: str) -> smtplib.SMTP:
+def connect(url: str, *, ca_file: str | None = None) -> smtplib.SMTP:
     """An SMTP session at `url`: smtps:// is TLS from the start; smtp:// takes STARTTLS when
-    offered, and insists on it off the loopback; with a user, logged in."""
+    offered, and insists on it off the loopback; with a user, logged in. The certificate is
+    verified (chain and host name) against the system's CAs, or only those in `ca_file`."""
     parts = urlsplit(url)
     host = parts.hostname or "127.0.0.1"
-    context = ssl.create_default_context()
+    context = ssl.create_default_context(cafile=ca_file)
     if parts.scheme == "smtps":
         smtp: smtplib.SMTP = smtplib.SMTP_SSL(timeout=SMTP_TIMEOUT, context=context)
     elif parts.scheme == "smtp":
@@ -136,8 +144,10 @@ def connect(url: str) -> smtplib.SMTP:
         code, greeting = smtp.connect(host, parts.port or (465 if parts.scheme == "smtps" else 587))
         if code != 220:
             raise smtplib.SMTPConnectError(code, greeting)
+        # EHLO first on either scheme: smtplib's mail() never says it (only sendmail() and
+        # login() do), and a server may refuse MAIL without it.
+        smtp.ehlo()
         if parts.scheme == "smtp":
-            smtp.ehlo()
             if smtp.has_extn("starttls"):
                 smtp.starttls(context=context)
                 smtp.ehlo()
