@@ -10,6 +10,7 @@ from typing import Any
 from flask import abort, render_template
 
 from services.apps import app_store
+from services.models import App
 from services.outbox import (
     SmtpConfig,
     app_emails,
@@ -18,7 +19,7 @@ from services.outbox import (
     row_mail,
     send_again_now,
 )
-from web.context import clock, publisher
+from web.context import clock, lookup_app, publisher
 from web.screens.access import is_htmx, require_user, screen_app, screen_blueprint
 
 bp = screen_blueprint("outbox", __name__)
@@ -28,8 +29,13 @@ SHOWN = 200
 
 
 def outbox_context(connection: str, name: str) -> dict[str, Any]:
-    """What the Outbox page and its list render."""
+    """What the Outbox page and its list render, for the signed-in user."""
     app, _ = screen_app(connection, name)
+    return _listing(app)
+
+
+def _listing(app: App) -> dict[str, Any]:
+    """An app's Outbox list: the app, its connection and zone, its newest emails."""
     store = app_store(app)
     return {
         "app": app,
@@ -88,10 +94,12 @@ def send_email_again(connection: str, name: str, mail: int) -> str:
 
 
 def push_outbox(event: Any) -> str:
-    """What the live socket pushes to an Outbox screen when its app's emails change: the list."""
-    return render_template(
-        "screens/_outbox.html", **outbox_context(str(event["connection"]), str(event["outbox"]))
-    )
+    """What the live socket pushes to an Outbox screen when its app's emails change: the list.
+    (No user here: the socket's screen was checked against the user's roles as it opened.)"""
+    app = lookup_app(str(event["connection"]), str(event["outbox"]))
+    if app is None:
+        return ""
+    return render_template("screens/_outbox.html", **_listing(app))
 
 
 def mail_of_row(app: Any, table: str, row: Any, now: Any) -> Any:

@@ -1,0 +1,102 @@
+"""The Outbox screen in Chromium: an email a cancelled order queued is listed as queued, and
+turns to sent without a reload when a drain delivers it to a real SMTP server."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import redis
+from playwright.sync_api import Page, expect
+from werkzeug.serving import make_server
+
+from core.actors import Actor
+from core.writes import WriteRequest, change_row
+from services.events import Publisher
+from services.models import App, db
+from services.outbox import SmtpConfig, drain_connection, tell_outbox
+from tests.integration.api_fixtures import Site
+from tests.integration.outbox_fixtures import outbox_rows, smtp_server
+from tests.integration.pipeline_fixtures import at
+from tests.integration.screens_fixtures import PASSWORD, add_order
+
+pytestmark = pytest.mark.browser
+LIVE_MS = 2_000
+"""How long a pushed change may take to show on an open screen."""
+CANCELLED = {
+    "kind": "message",
+    "table": "orders",
+    "on": {"column": "status", "values": ["cancelled"]},
+    "to": "note",
+    "subject": "Order {{ row.id }} cancelled",
+    "body": "Your order {{ row.id }} was cancelled.",
+}
+QUEUED = at("2026-07-10 09:00")
+
+
+@pytest.fixture(scope="module")
+def base(screens_site: Site) -> Iterator[str]:
+    """The venue site, its orders emailing the address in `note` when cancelled, served by
+    a real threaded server."""
+    with screens_site.app.app_context():
+        app = db.session.execute(db.select(App).filter_by(name="venue")).scalar_one()
+        app.manifest = {
+            **app.manifest,
+            "outbox": {"settings": {"table": "settings"}, "producers": [CANCELLED]},
+        }
+        db.session.commit()
+    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_email_shows_queued_then_sent_as_the_drain_delivers_it(
+    page: Page,
+    base: str,
+    screens_site: Site,
+    redis_url: str,
+    screenshot: Callable[[str], Path],
+) -> None:
+    page.goto(f"{base}/connections/venue/apps/venue/outbox")
+    page.get_by_label("Email").fill("manager@venue.test")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("h1")).to_contain_text("Outbox")
+    expect(page.locator("body[data-live=open]")).to_have_count(1)
+
+    key = add_order(screens_site, at("2026-07-10 11:30"), note="ann@example.com")
+    store = screens_site.store()
+    change_row(
+        store,
+        WriteRequest("orders", Actor.person("m@venue.test"), QUEUED, key=key, move_to="cancelled"),
+    )
+    mail = int(outbox_rows(store.engine)[-1]["id"])
+    client = redis.Redis.from_url(redis_url)
+    try:
+        # What a write's operation does after its commit (without enqueueing a drain job
+        # nobody here runs): tell the app's Outbox screens.
+        tell_outbox(Publisher(client), "venue", "venue", drain=False)
+        row = page.locator(f"#email-{mail}")
+        expect(row).to_contain_text("ann@example.com", timeout=LIVE_MS)
+        expect(row).to_contain_text(f"Order {key} cancelled")
+        expect(row.locator(".badge")).to_have_text("queued")
+
+        with smtp_server() as (url, inbox), screens_site.app.app_context():
+            done = drain_connection(
+                db.session,
+                "venue",
+                SmtpConfig(url, "orders@venue.test"),
+                clock=lambda: QUEUED + timedelta(seconds=5),
+                publisher=Publisher(client),
+            )
+        assert done.sent == [mail] and len(inbox.received) == 1
+        expect(row.locator(".badge")).to_have_text("sent", timeout=LIVE_MS)
+        expect(row).to_have_class("email sent")
+        screenshot("outbox")
+    finally:
+        client.close()
