@@ -5,7 +5,8 @@
   the write's transaction, against the same transaction with no limit check.
 - give-backs: give-backs per second of a 500-hold sweep, against a bare psycopg loop
   making the same updates and inserts (account, entry, posting record, row and audit) in
-  a transaction of its own per hold, in the same run.
+  a transaction of its own per hold, in the same run: three rounds taken turn about, and
+  their median ratio.
 
 Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \
      .venv/bin/python bench/ledgers.py
@@ -39,6 +40,10 @@ from tests.integration.ledger_fixtures import TILL
 SLOT = datetime(2026, 6, 12, 12, tzinfo=UTC)
 NOON = datetime(2026, 6, 12, 11, tzinfo=UTC)
 SERVER = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+def emit(figures: dict[str, object]) -> None:
+    print(json.dumps(figures), flush=True)
 
 
 def database() -> str:
@@ -104,29 +109,75 @@ def bench_limit(url: str) -> None:
     store.engine.dispose()
 
 
-def bench_give_backs(url: str, holds: int = 500) -> None:
+def bench_give_backs(url: str, holds: int = 500, rounds: int = 3) -> None:
     store = store_on(url)
     with psycopg.connect(url, autocommit=True) as conn:
         card = conn.execute(
             "INSERT INTO gift_cards (balance) VALUES (100000) RETURNING id"
         ).fetchone()[0]
-    for _ in range(holds):
-        values = {
-            "pickup_at": SLOT + timedelta(minutes=15 * (_ % 40)),
-            "gift_card_id": card,
-            "card_paid": 1,
+    ratios, rates = [], []
+    for round_ in range(rounds):
+        keys = [
+            create_row(
+                store,
+                WriteRequest(
+                    "orders",
+                    Actor.person("b"),
+                    NOON,
+                    values={
+                        "pickup_at": SLOT + timedelta(minutes=15 * (i % 40)),
+                        "gift_card_id": card,
+                        "card_paid": 1,
+                    },
+                ),
+            ).key
+            for i in range(holds)
+        ]
+        # Turn about, so a busy spell of the machine does not land on one side only.
+        if round_ % 2 == 0:
+            ours, bare = _sweep_rate(store, holds), _bare_rate(url, card, keys)
+        else:
+            bare, ours = _bare_rate(url, card, keys), _sweep_rate(store, holds)
+        ratios.append(ours / bare)
+        rates.append((ours, bare))
+        emit(
+            {
+                "bench": "give-backs-500",
+                "round": round_ + 1,
+                "ours_per_s": round(ours, 1),
+                "bare_per_s": round(bare, 1),
+                "ratio": round(ours / bare, 3),
+            }
+        )
+    # The best round of each side, too: on a busy machine the quietest spell is the truest.
+    best = max(r[0] for r in rates) / max(r[1] for r in rates)
+    emit(
+        {
+            "bench": "give-backs-500",
+            "median_ratio": round(statistics.median(ratios), 3),
+            "best_ratio": round(best, 3),
         }
-        create_row(store, WriteRequest("orders", Actor.person("b"), NOON, values=values))
+    )
+    store.engine.dispose()
+
+
+def _sweep_rate(store: Store, holds: int) -> float:
+    """Give-backs per second of one sweep over `holds` due holds."""
     later = SLOT + timedelta(days=2)
     started = time.perf_counter()
     report = sweep_connection([store], connection="bench", now=later)
     took = time.perf_counter() - started
     assert len(report.given_back) == holds, len(report.given_back)
-    ours = holds / took
-    # The bare loop: the same writes per hold, one transaction each.
+    return holds / took
+
+
+def _bare_rate(url: str, card: int, keys: list[int]) -> float:
+    """The bare loop: the writes a give-back makes, five statements a hold (the account
+    locked and read, its balance, its entry, the posting record, the row and its audit),
+    one transaction each. A give-back makes them in four: the row locked with its
+    posting record, the account locked, its balance with the entry and the record, the
+    row with its audit."""
     with psycopg.connect(url) as conn:
-        keys = [r[0] for r in conn.execute("SELECT id FROM orders ORDER BY id").fetchall()]
-        conn.commit()
         started = time.perf_counter()
         for key in keys:
             conn.execute(
@@ -140,28 +191,21 @@ def bench_give_backs(url: str, holds: int = 500) -> None:
                 (str(card), str(key)),
             )
             conn.execute(
-                "UPDATE adminium.postings SET status = 'taken' WHERE row_key = %s", (str(key),)
+                "UPDATE adminium.postings SET status = 'held', at = now()"
+                " WHERE app = 'till' AND table_name = 'orders' AND row_key = %s AND posting = 1",
+                (str(key),),
             )
+            # The audit entry as the product writes it: the row before and after.
             conn.execute(
                 "WITH w AS (UPDATE orders SET card_paid = 0 WHERE id = %s RETURNING *)"
                 " INSERT INTO adminium.audit"
-                " (at, actor, actor_kind, app, table_name, row_key, after)"
-                " SELECT now(), 'bench', 'clock', 'till', 'orders', w.id::text, to_jsonb(w) FROM w",
-                (key,),
+                " (at, actor, actor_kind, app, table_name, row_key, before, after)"
+                " SELECT now(), 'bench', 'clock', 'till', 'orders', w.id::text,"
+                " (SELECT to_jsonb(o) FROM orders o WHERE o.id = %s), to_jsonb(w) FROM w",
+                (key, key),
             )
             conn.commit()
-        bare = holds / (time.perf_counter() - started)
-    print(
-        json.dumps(
-            {
-                "bench": "give-backs-500",
-                "ours_per_s": round(ours, 1),
-                "bare_per_s": round(bare, 1),
-                "ratio": round(ours / bare, 3),
-            }
-        )
-    )
-    store.engine.dispose()
+        return len(keys) / (time.perf_counter() - started)
 
 
 def main() -> None:

@@ -9,6 +9,8 @@ tables join `core.audit.adminium_metadata`, so `install_app` makes them.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -115,6 +117,39 @@ def read_postings(conn: Connection, app: str, table: str, key: str) -> dict[int,
     return {found.posting: found for found in map(_record, conn.execute(query).mappings())}
 
 
+def read_held(
+    conn: Connection, table: sa.Table, key_column: str, key: Any, app: str, posting: int
+) -> tuple[dict[str, Any], PostingRecord] | None:
+    """A row locked FOR UPDATE NOWAIT with one of its posting records, in one statement;
+    None when either is missing (the caller reads them apart then)."""
+    statement = _held_statement(table, key_column)
+    found = conn.execute(
+        statement, {"k_key": key, "p_app": app, "p_key": str(key), "p_posting": posting}
+    ).first()
+    if found is None:
+        return None
+    width = len(postings.c)
+    record = _record(dict(zip(postings.c.keys(), found[:width], strict=True)))
+    return dict(zip(table.c.keys(), found[width:], strict=True)), record
+
+
+@functools.lru_cache(maxsize=128)
+def _held_statement(table: sa.Table, key_column: str) -> sa.Select[Any]:
+    """The row-and-posting statement for one table, with bound parameters."""
+    key = sa.bindparam("k_key", type_=table.c[key_column].type)
+    return (
+        sa.select(*postings.c, *table.c)
+        .join_from(postings, table, table.c[key_column] == key)
+        .where(
+            postings.c.app == sa.bindparam("p_app", type_=sa.Text),
+            postings.c.table_name == table.name,
+            postings.c.row_key == sa.bindparam("p_key", type_=sa.Text),
+            postings.c.posting == sa.bindparam("p_posting", type_=sa.Integer),
+        )
+        .with_for_update(nowait=True, of=table)
+    )
+
+
 def due_holds(conn: Connection, app: str, now: datetime, limit: int) -> list[PostingRecord]:
     """Holds whose stored heldUntil has passed at `now`, longest-due first, at most `limit`."""
     query = (
@@ -154,9 +189,138 @@ def write_posting(conn: Connection, app: str, record: PostingRecord, at: datetim
     )
 
 
-def write_entry(conn: Connection, **values: Any) -> None:
-    """One balance change of an account."""
-    conn.execute(sa.insert(ledger_entries).values(values))
+ENTRY_COLUMNS = (
+    "app",
+    "ledger",
+    "account",
+    "amount",
+    "balance",
+    "table_name",
+    "row_key",
+    "posting",
+    "kind",
+    "actor",
+    "at",
+)
+"""What a ledger entry says: every column but its id."""
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The balance an account must keep: `low`..`high` (None: not bounded that side);
+    `shut` when a bound's setting has no value, which leaves no room."""
+
+    low: Decimal | None = None
+    high: Decimal | None = None
+    shut: bool = False
+
+
+def change_balance(
+    conn: Connection,
+    accounts: sa.Table,
+    key_column: str,
+    balance_column: str,
+    account_key: Any,
+    bounds: Bounds,
+    entry: Mapping[str, Any],
+    standing: PostingRecord | None = None,
+) -> tuple[Decimal, Decimal | None] | None:
+    """One statement: lock the account FOR NO KEY UPDATE NOWAIT, and if its balance plus
+    the entry's amount stays within `bounds`, change it, write the entry and (given
+    `standing`) where the posting stands now. The balance before and after (None: out of
+    bounds, nothing written); None when there is no such account. The balance changes,
+    never the key, so a row whose foreign key points at the account (its check takes KEY
+    SHARE) is not kept waiting by the lock."""
+    statement = _balance_statement(accounts, key_column, balance_column, standing is not None)
+    params = {f"e_{name}": entry[name] for name in ENTRY_COLUMNS if name != "balance"}
+    params.update(k_account=account_key, b_low=bounds.low, b_high=bounds.high)
+    params["b_shut"] = bounds.shut
+    if standing is not None:
+        params.update(
+            p_app=entry["app"],
+            p_table=standing.table,
+            p_key=standing.key,
+            p_posting=standing.posting,
+            p_status=standing.status.value,
+            p_held_until=standing.held_until,
+            p_at=entry["at"],
+        )
+    found = conn.execute(statement, params).first()
+    if found is None:
+        return None
+    return Decimal(found[0]), None if found[1] is None else Decimal(found[1])
+
+
+@functools.lru_cache(maxsize=128)
+def _balance_statement(
+    accounts: sa.Table, key_column: str, balance_column: str, standing: bool
+) -> sa.Select[Any]:
+    """The lock-change-and-enter statement for one accounts table, with bound parameters."""
+    key = sa.bindparam("k_account", type_=accounts.c[key_column].type)
+    amount = sa.bindparam("e_amount", type_=sa.Numeric)
+    locked = (
+        sa.select(
+            accounts.c[key_column].label("key"),
+            sa.func.coalesce(accounts.c[balance_column], 0).label("balance"),
+        )
+        .where(accounts.c[key_column] == key)
+        .with_for_update(nowait=True, key_share=True)
+        .cte("locked")
+    )
+    after = locked.c.balance + amount
+    low = sa.bindparam("b_low", type_=sa.Numeric)
+    high = sa.bindparam("b_high", type_=sa.Numeric)
+    changed = (
+        sa.update(accounts)
+        .where(
+            accounts.c[key_column] == locked.c.key,
+            sa.not_(sa.bindparam("b_shut", type_=sa.Boolean)),
+            sa.or_(low.is_(None), after >= low),
+            sa.or_(high.is_(None), after <= high),
+        )
+        .values({balance_column: after})
+        .returning(accounts.c[balance_column].label("balance"))
+        .cte("changed")
+    )
+    entry = sa.select(
+        *(
+            (
+                changed.c.balance
+                if name == "balance"
+                else sa.bindparam(f"e_{name}", type_=ledger_entries.c[name].type)
+            ).label(name)
+            for name in ENTRY_COLUMNS
+        )
+    ).select_from(changed)
+    entered = sa.insert(ledger_entries).from_select(list(ENTRY_COLUMNS), entry).cte("entered")
+    statement = (
+        sa.select(locked.c.balance, changed.c.balance)
+        .select_from(locked.outerjoin(changed, sa.true()))
+        .add_cte(entered)
+    )
+    if not standing:
+        return statement
+
+    def bound(name: str, column: str) -> Any:
+        return sa.bindparam(name, type_=postings.c[column].type)
+
+    posted = (
+        sa.update(postings)
+        .where(
+            postings.c.app == bound("p_app", "app"),
+            postings.c.table_name == bound("p_table", "table_name"),
+            postings.c.row_key == bound("p_key", "row_key"),
+            postings.c.posting == bound("p_posting", "posting"),
+            sa.exists(sa.select(changed.c.balance)),
+        )
+        .values(
+            status=bound("p_status", "status"),
+            held_until=bound("p_held_until", "held_until"),
+            at=bound("p_at", "at"),
+        )
+        .cte("posted")
+    )
+    return statement.add_cte(posted)
 
 
 def account_entries(conn: Connection, app: str, ledger: str, account: str) -> list[dict[str, Any]]:

@@ -29,11 +29,13 @@ from core.errors import LedgerBusy, LedgerCap, RowNotFound, ValueRefused, WriteC
 from core.events import RowEvent
 from core.holds import held_until, is_held
 from core.ledger_entries import (
+    Bounds,
     EntryKind,
     PostingRecord,
     PostingStatus,
+    change_balance,
+    read_held,
     read_postings,
-    write_entry,
     write_posting,
 )
 from core.manifest.model import Ledger, Posting, SettingRef, Table, ValueWatch
@@ -215,59 +217,55 @@ def _change_balance(
     key: str,
     actor: str,
     now: datetime,
+    standing: PostingRecord | None = None,
 ) -> None:
-    """Lock the account, keep its balance within the ledger's bounds, change it, enter it."""
+    """Lock the account, keep its balance within the ledger's bounds, change it and enter
+    it (with where the posting stands now, given `standing`), in one statement."""
     ledger = change.ledger
-    account_key = store.coerce_key(ledger.table, change.account)
     where = {"ledger": ledger.name, "key": change.account}
-    accounts = store.table(ledger.table)
-    key_column = accounts.c[store.spec(ledger.table).key]
-    # FOR NO KEY UPDATE: the balance changes, never the key, so a row that references the
-    # account (its foreign key check takes KEY SHARE) is not kept waiting by it.
-    query = (
-        sa.select(accounts)
-        .where(key_column == account_key)
-        .with_for_update(nowait=True, key_share=True)
+    signed = -change.amount if change.kind is EntryKind.take else change.amount
+    low, high = _bound(ledger.min, tables), _bound(ledger.max, tables)
+    bounds = Bounds(
+        None if low is _NONE else low, None if high is _NONE else high, None in (low, high)
     )
+    entry = {
+        "app": store.app.name,
+        "ledger": ledger.name,
+        "account": str(change.account),
+        "amount": signed,
+        "table_name": table,
+        "row_key": key,
+        "posting": change.number,
+        "kind": change.kind.value,
+        "actor": actor,
+        "at": now,
+    }
     try:
-        account = conn.execute(query).mappings().first()
+        found = change_balance(
+            conn,
+            store.table(ledger.table),
+            store.spec(ledger.table).key,
+            ledger.balance,
+            store.coerce_key(ledger.table, change.account),
+            bounds,
+            entry,
+            standing,
+        )
     except sa.exc.OperationalError as error:
         if getattr(error.orig, "sqlstate", None) != "55P03":
             raise
         raise LedgerBusy(
             f"another writer holds account {change.account} of {ledger.name}; try again", where
         ) from error
-    if account is None:
+    if found is None:
         raise RowNotFound(f"no account {change.account!r} in {ledger.table}", where)
-    balance = Decimal(str(account.get(ledger.balance) or 0))
-    signed = -change.amount if change.kind is EntryKind.take else change.amount
-    after = balance + signed
-    low, high = _bound(ledger.min, tables), _bound(ledger.max, tables)
-    if (low is not _NONE and (low is None or after < low)) or (
-        high is not _NONE and (high is None or after > high)
-    ):
+    balance, after = found
+    if after is None:
         raise LedgerCap(
-            f"{ledger.name} account {change.account} would hold {after},"
+            f"{ledger.name} account {change.account} would hold {balance + signed},"
             f" outside {_shown(low)}..{_shown(high)}",
             {**where, "balance": str(balance), "amount": str(change.amount)},
         )
-    conn.execute(
-        sa.update(accounts).where(key_column == account_key).values({ledger.balance: after})
-    )
-    write_entry(
-        conn,
-        app=store.app.name,
-        ledger=ledger.name,
-        account=str(change.account),
-        amount=signed,
-        balance=after,
-        table_name=table,
-        row_key=key,
-        posting=change.number,
-        kind=change.kind.value,
-        actor=actor,
-        at=now,
-    )
 
 
 _NONE: Any = object()
@@ -299,16 +297,22 @@ class GiveBack:
 
 
 def give_back_hold(
-    store: Store, record: PostingRecord, *, now: datetime, conn: Connection | None = None
+    store: Store,
+    record: PostingRecord,
+    *,
+    now: datetime,
+    conn: Connection | None = None,
+    tables: Tables | None = None,
 ) -> GiveBack | None:
     """Give back one hold whose heldUntil has passed, in its own transaction, as the clock:
     whatever state the row is in and with no move, its moment read again on the row as
-    held. None when there is nothing to give back now: a move took it or gave it back (it
-    is let go of), or the row was re-dated (its new heldUntil is kept)."""
+    held (with `tables`, the settings and hours the sweep read for its minute). None when
+    there is nothing to give back now: a move took it or gave it back (it is let go of),
+    or the row was re-dated (its new heldUntil is kept)."""
     spec = store.spec(record.table)
     try:
         with store.transaction(conn) as held:
-            return _give_back(held, store, spec, record, now)
+            return _give_back(held, store, spec, record, now, tables)
     except sa.exc.OperationalError as error:
         if getattr(error.orig, "sqlstate", None) != "55P03":
             raise
@@ -317,15 +321,27 @@ def give_back_hold(
 
 
 def _give_back(
-    conn: Connection, store: Store, spec: Table, record: PostingRecord, now: datetime
+    conn: Connection,
+    store: Store,
+    spec: Table,
+    record: PostingRecord,
+    now: datetime,
+    tables: Tables | None,
 ) -> GiveBack | None:
     key = store.coerce_key(record.table, record.key)
-    row = store.read_row(conn, record.table, key, lock=True)
-    current = read_postings(conn, store.app.name, record.table, record.key).get(record.posting)
+    row: Row | None
+    current: PostingRecord | None
+    both = read_held(conn, store.table(record.table), spec.key, key, store.app.name, record.posting)
+    if both is not None:
+        row, current = both
+    else:  # the row is gone, or its record: each read on its own
+        row = store.read_row(conn, record.table, key, lock=True)
+        current = read_postings(conn, store.app.name, record.table, record.key).get(record.posting)
     if current is None or current.status is not PostingStatus.held:
         return None  # a move already took it or gave it back: let go of
     ledgers = {ledger.name: ledger for ledger in store.app.ledgers or ()}
-    tables = _tables(conn, store, spec, ledgers.values())
+    if tables is None:
+        tables = _tables(conn, store, spec, ledgers.values())
     if row is not None and spec.hold is not None:
         until = held_until(spec.hold, row, store.zone, tables)
         if until is None or until > now:
@@ -338,9 +354,16 @@ def _give_back(
         current.posting, ledgers[posting.ledger], current.account, current.amount, _BACK
     )
     _change_balance(
-        conn, store, change, tables, table=record.table, key=record.key, actor=clock.name, now=now
+        conn,
+        store,
+        change,
+        tables,
+        table=record.table,
+        key=record.key,
+        actor=clock.name,
+        now=now,
+        standing=_with(current, PostingStatus.given_back, None),
     )
-    write_posting(conn, store.app.name, _with(current, PostingStatus.given_back, None), now)
     if row is None:
         return GiveBack(current, None, ())
     entry = audit_entry(

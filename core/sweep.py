@@ -218,16 +218,16 @@ def _run(
     # the pool (and its pre-ping) is visited once a minute, not once a move.
     with stores[0].engine.connect() as conn:
         records = read_set_aside(conn, [s.app.name for s in stores])
+        tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
         if not run.dry_run:
             if records:
                 _forget_left_from(conn, stores, records)
                 records = read_set_aside(conn, [s.app.name for s in stores])
-            limit -= _give_back_holds(run, conn, stores, records, limit, on_moved)
+            limit -= _give_back_holds(run, conn, stores, records, tables, limit, on_moved)
             queue_reminders(conn, stores, run.now)
         if limit <= 0:
             conn.rollback()
             return SweepOutcome.more
-        tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
         found = find_due(conn, stores, now=run.now, limit=limit, records=records, tables=tables)
         conn.rollback()
         run.passed_by = found.passed_by
@@ -355,6 +355,7 @@ def _give_back_holds(
     conn: Connection,
     stores: Sequence[Store],
     records: Mapping[RecordKey, SetAside],
+    tables: Mapping[str, Tables],
     limit: int,
     on_moved: Callable[[WriteResult], None] | None,
 ) -> int:
@@ -381,7 +382,9 @@ def _give_back_holds(
         tried += 1
         held = conn if store.engine is conn.engine else None
         try:
-            given = give_back_hold(store, record, now=run.now, conn=held)
+            given = give_back_hold(
+                store, record, now=run.now, conn=held, tables=tables[store.app.name]
+            )
         except AdminiumError as error:
             if not sets_aside(error):
                 run.holds_busy.append(record)
