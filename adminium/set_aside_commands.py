@@ -20,7 +20,7 @@ from adminium.sweep_commands import venue_time
 from core.actors import Actor
 from core.errors import AdminiumError
 from core.pending import Aside, set_aside_rows
-from services.apps import app_store, find_table, lookup_app, timed_stores
+from services.apps import app_store, find_table, lookup_app, swept_stores
 from services.connections import get_connection
 from services.errors import NotFound
 from services.models import App, User
@@ -53,7 +53,7 @@ def set_aside_group() -> None:
 def set_aside_list(connection: str) -> None:
     """The rows of CONNECTION set aside now, with the refusal and when they go again."""
     with control_plane() as session:
-        asides = set_aside_rows(timed_stores(get_connection(session, connection)))
+        asides = set_aside_rows(swept_stores(get_connection(session, connection)))
     if not asides:
         click.echo(f"no rows set aside on {connection}")
     for aside in asides:

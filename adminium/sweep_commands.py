@@ -16,9 +16,10 @@ from core.clock import venue_zone
 from core.due import Due, Rule
 from core.pending import Pending, pending_moves
 from core.store import Store, timed_indexes
-from services.apps import timed_stores
+from services.apps import swept_stores
 from services.connections import get_connection
 from services.events import NO_PUBLISHER
+from services.indexes import concurrently, index_name
 from services.storage import connection_engine
 from services.sweeps import sweep
 
@@ -65,7 +66,7 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
         )
         # Counted afresh: the report's own `left` holds only the rows this sweep found (at
         # most 500), not those the cap kept back.
-        left = still_due(timed_stores(get_connection(session, connection)), now)
+        left = still_due(swept_stores(get_connection(session, connection)), now)
     if dry_run:
         for due in report.left:
             click.echo(f"would move {_row(due)}")
@@ -103,7 +104,7 @@ def due_command(connection: str, at_text: str | None, as_json: bool) -> None:
     with control_plane() as session:
         found = get_connection(session, connection)
         zone = venue_zone(found.zone)
-        stores = timed_stores(found)
+        stores = swept_stores(found)
         rows = pending_moves(stores, by=at, now=at, limit=DUE_LIMIT)
     if as_json:
         click.echo(json.dumps([_due_json(d) for d in rows], indent=2))
@@ -143,7 +144,7 @@ def indexes_command(connection: str) -> None:
     """The index each timed rule wants, as SQL a DBA can run on an existing database."""
     with control_plane() as session:
         found = get_connection(session, connection)
-        apps = [a for a in found.apps if a.has_timed_moves]
+        apps = [a for a in found.apps if a.has_minute_work]
         engine = connection_engine(found) if apps else None
         existing: set[tuple[str, str]] = set()
         if engine is not None:
@@ -158,7 +159,7 @@ def indexes_command(connection: str) -> None:
             model = app.model
             click.echo(f"-- app {app.name}")
             for statement in timed_indexes(model):
-                name = statement.split('"')[1]
-                sql = statement.replace("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1)
+                name = index_name(statement)
+                sql = concurrently(statement)
                 there = (model.schema_name, name) in existing
                 click.echo(("-- already there: " if there else "") + sql + ";")

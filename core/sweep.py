@@ -27,6 +27,7 @@ from core.fence import Fence
 from core.holds import holding_tables
 from core.ledger_entries import PostingRecord, due_holds
 from core.ledgers import GiveBack, give_back_hold, give_back_rule
+from core.minute_work import has_minute_work
 from core.moments import Tables
 from core.reminders import queue_reminders
 from core.set_aside import (
@@ -170,7 +171,7 @@ def sweep_connection(
 ) -> SweepReport:
     """Sweep one connection at `now`: move its due rows, set aside the refused, record it."""
     run = _Sweep(connection, now, dry_run, clock, clock())
-    stores = [s for s in stores if timed_rules(s) or holding_tables(s.app)]
+    stores = [s for s in stores if has_minute_work(s.app)]
     if not stores:
         return run.report(SweepOutcome.done)
     engine = stores[0].engine

@@ -1,4 +1,4 @@
-"""The minute tick: enqueue one sweep per connection whose apps list a timed move.
+"""The minute tick: enqueue one sweep per connection the minute job has work for.
 
 Every clock enqueues the tick each minute; the first tick of a minute claims it, counts
 the sweeps of earlier minutes that never started (dropped: logged, counted, shown), and
@@ -18,7 +18,7 @@ from rq import Queue, get_current_job
 
 from jobs.outbox import enqueue_drains
 from jobs.sweep import control_url, minute_of, sweep_data, wait_left
-from services.connections import connections_with_timed_moves
+from services.connections import connections_with_minute_work
 from services.storage import open_session
 from services.sweep_ledger import (
     QUEUE,
@@ -69,7 +69,7 @@ def enqueue_sweeps() -> int:
     minute = minute_of(job.enqueued_at if job is not None and job.enqueued_at else now)
     client = job.connection if job is not None else Redis.from_url(os.environ["REDIS_URL"])
     with open_session(control_url()) as session:
-        names = connections_with_timed_moves(session)
+        names = connections_with_minute_work(session)
         enqueue_drains(Queue(QUEUE, connection=client), session)
     count = enqueue_minute(Queue(QUEUE, connection=client), names, minute, now)
     log.info("minute %s: %s of %s sweeps enqueued", f"{minute:%H:%M}Z", count, len(names))

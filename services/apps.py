@@ -26,6 +26,7 @@ from services.errors import (
     NotFound,
     first_line,
 )
+from services.indexes import make_indexes
 from services.models import App, Connection
 from services.storage import connection_engine
 
@@ -107,9 +108,9 @@ def app_store(app: App) -> Store:
     )
 
 
-def timed_stores(connection: Connection) -> list[Store]:
-    """The stores of a connection's apps that list a timed move (what the sweep reads)."""
-    return [app_store(app) for app in connection.apps if app.has_timed_moves]
+def swept_stores(connection: Connection) -> list[Store]:
+    """The stores of a connection's apps the minute job has work for (what the sweep reads)."""
+    return [app_store(app) for app in connection.apps if app.has_minute_work]
 
 
 def lookup_app(session: Session, connection: str, name: str) -> App | None:
@@ -156,13 +157,17 @@ def find_app(session: Session, ref: str) -> App:
 
 def install_adminium_tables(session: Session) -> None:
     """Adminium's own tables in each connection's database, those a newer version added
-    included (idempotent; the app's own tables are left as they are). A database that does
-    not answer is logged and skipped."""
+    included, and the indexes each app wants that its database lacks (`services.indexes`:
+    built concurrently). Idempotent; the app's own tables are left as they are. A database
+    that does not answer is logged and skipped."""
     for connection in session.scalars(select(Connection).order_by(Connection.name)):
         try:
-            with connection_engine(connection).begin() as conn:
+            engine = connection_engine(connection)
+            with engine.begin() as conn:
                 conn.execute(CreateSchema(ADMINIUM_SCHEMA, if_not_exists=True))
                 adminium_metadata.create_all(conn, checkfirst=True)
+            for app in connection.apps:
+                make_indexes(engine, app.model, connection=connection.name)
         except SQLAlchemyError as error:
             log.warning(
                 "Adminium's tables not checked on connection %s: %s",

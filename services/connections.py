@@ -123,12 +123,13 @@ def set_paused(session: Session, name: str, paused: bool, publisher: Publisher) 
     return connection
 
 
-def connections_with_timed_moves(session: Session) -> list[str]:
-    """Every connection whose apps list a timed move, paused ones too: the minute's sweeps.
+def connections_with_minute_work(session: Session) -> list[str]:
+    """Every connection with an app the minute job has work for (timed moves, holds,
+    reminders), paused ones too: the minute's sweeps.
 
     A paused connection's sweep is enqueued like any other and reads the flag as it starts,
     so a connection resumed during the minute is swept in that minute.
     """
     # The apps in one query with their connections: at thousands, not one query each.
     query = select(Connection).options(selectinload(Connection.apps)).order_by(Connection.name)
-    return [c.name for c in session.scalars(query) if any(a.has_timed_moves for a in c.apps)]
+    return [c.name for c in session.scalars(query) if any(a.has_minute_work for a in c.apps)]

@@ -17,9 +17,9 @@ from sqlalchemy import DateTime, ForeignKey, MetaData, String, UniqueConstraint,
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from core.holds import holding_tables
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
+from core.minute_work import has_minute_work
 from services.urls import hide_password, sqlalchemy_url
 
 SCHEMA = "adminium_control"
@@ -128,12 +128,10 @@ class App(db.Model):  # type: ignore[name-defined,misc]
         return load_app(self.manifest)
 
     @property
-    def has_timed_moves(self) -> bool:
-        """Whether any table of the app lists a timed move, or keeps holds the clock gives
-        back (the sweep looks at those only)."""
-        model = self.model
-        timed = any(t.states is not None and t.states.timed for t in model.tables.values())
-        return timed or bool(holding_tables(model))
+    def has_minute_work(self) -> bool:
+        """Whether the minute job has work for the app (timed moves, holds to give back,
+        reminders): the tick sweeps its connection, the sweep reads it."""
+        return has_minute_work(self.model)
 
     def __repr__(self) -> str:
         return f"<App {self.id} {self.name!r} on connection {self.connection_id}>"

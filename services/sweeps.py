@@ -17,7 +17,7 @@ from core.events import RowEvent
 from core.pending import set_aside_rows
 from core.store import Store
 from core.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection, try_timed_move
-from services.apps import timed_stores
+from services.apps import swept_stores
 from services.connections import get_connection
 from services.events import Publisher
 from services.outbox import mail_queued
@@ -39,7 +39,7 @@ def sweep(
     if found.paused:
         log.info("sweep of connection %s skipped: paused", connection)
         return SweepReport(connection, now, SweepOutcome.paused, dry_run=dry_run)
-    stores = timed_stores(found)
+    stores = swept_stores(found)
     # The control plane's connection is not held while the sweep runs.
     session.rollback()
     report = sweep_connection(

@@ -20,7 +20,7 @@ from core.sweep import SweepOutcome
 from services.apps import add_app
 from services.connections import (
     add_connection,
-    connections_with_timed_moves,
+    connections_with_minute_work,
     get_connection,
     list_connections,
     set_paused,
@@ -257,11 +257,11 @@ def test_a_paused_connection_is_not_swept_until_resumed(
     add_connection(session, "quiet", make_database())
     add_app(session, "quiet", without_timed(TAKEAWAY, "quiet"))
     # Every connection with a timed move gets its minute's job; the job reads the pause.
-    assert connections_with_timed_moves(session) == ["takeaway"]
+    assert connections_with_minute_work(session) == ["takeaway"]
     now = datetime(2026, 7, 7, 12, 0, tzinfo=UTC)
 
     assert set_paused(session, "takeaway", True, NO_PUBLISHER).paused
-    assert connections_with_timed_moves(session) == ["takeaway"]
+    assert connections_with_minute_work(session) == ["takeaway"]
     paused = sweep(session, "takeaway", now=now, publisher=NO_PUBLISHER)
     assert paused.outcome is SweepOutcome.paused
 
@@ -283,7 +283,7 @@ def test_an_app_that_passes_the_check_is_saved(session: Session, venue_url: str)
     app = add_app(session, "venue", TAKEAWAY)
     assert app.manifest == TAKEAWAY
     assert app.model.tables["orders"].states is not None
-    assert app.has_timed_moves
+    assert app.has_minute_work
     assert [a.name for a in get_connection(session, "venue").apps] == ["takeaway"]
 
 

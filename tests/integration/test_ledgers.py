@@ -189,4 +189,4 @@ def test_sample_rows_never_post(till: Till) -> None:
 
 def test_an_app_whose_only_clock_work_is_its_holds_is_swept() -> None:
     # The till lists no timed move: its holds alone bring it to the minute sweep.
-    assert App(name="till", manifest=TILL).has_timed_moves
+    assert App(name="till", manifest=TILL).has_minute_work

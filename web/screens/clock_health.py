@@ -16,7 +16,7 @@ from sqlalchemy.exc import DBAPIError
 from core.pending import PENDING_HORIZON, pending_moves
 from core.store import Store
 from core.sweep_health import SweepHealth, read_health
-from services.apps import timed_stores
+from services.apps import swept_stores
 from services.models import Connection
 from web.context import clock
 
@@ -38,7 +38,7 @@ def stall_of(connection: Connection) -> int | None:
     """Minutes since the connection's last sweep once it has stalled, else None."""
     if connection.paused:
         return None
-    stores = timed_stores(connection)
+    stores = swept_stores(connection)
     if not stores:
         return None
     try:

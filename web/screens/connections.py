@@ -67,7 +67,7 @@ def read_connection(
     removable: frozenset[str] = frozenset(),
 ) -> ConnectionView:
     """The card of one connection: its sweep's health, the next move due, rows set aside now."""
-    stores = [app_store(a) for a in apps if a.has_timed_moves]
+    stores = [app_store(a) for a in apps if a.has_minute_work]
     try:
         figures = clock_figures(stores, connection, clock()) if stores else None
         aside = len(set_aside_rows(stores)) if stores else 0

@@ -8,7 +8,7 @@ from datetime import timedelta
 from flask import render_template
 
 from core.pending import PENDING_HORIZON, pending_moves, rows_without_moment
-from services.apps import timed_stores
+from services.apps import swept_stores
 from web.context import clock
 from web.screens import timeline
 from web.screens.access import is_htmx, screen_blueprint, screen_connection
@@ -19,7 +19,7 @@ bp = screen_blueprint("pending", __name__)
 def pending_context(name: str) -> dict[str, object]:
     """What the pending page and its partial render."""
     connection, apps = screen_connection(name)
-    stores = [s for s in timed_stores(connection) if s.app.name in {a.name for a in apps}]
+    stores = [s for s in swept_stores(connection) if s.app.name in {a.name for a in apps}]
     now = clock()
     zone = stores[0].zone if stores else None
     chart = None

@@ -17,7 +17,7 @@ from core.fixes import NewMoment, fix_fields, new_moment
 from core.manifest.model import Column, Table
 from core.pending import Aside, set_aside_rows
 from core.store import Store
-from services.apps import app_store, timed_stores
+from services.apps import app_store, swept_stores
 from services.models import Connection
 from services.sweeps import retry_set_aside
 from web.context import clock, publisher
@@ -84,7 +84,7 @@ def input_value(raw: object, zone: ZoneInfo, kind: str = "text") -> str:
 
 def _stores(connection: Connection, apps: list[Any]) -> list[Store]:
     names = {a.name for a in apps}
-    return [s for s in timed_stores(connection) if s.app.name in names]
+    return [s for s in swept_stores(connection) if s.app.name in names]
 
 
 def set_aside_context(name: str) -> dict[str, Any]:
