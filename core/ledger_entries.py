@@ -96,7 +96,7 @@ class PostingRecord:
     held_until: datetime | None
 
 
-def _record(row: Any) -> PostingRecord:
+def posting_of(row: Any) -> PostingRecord:
     return PostingRecord(
         row["table_name"],
         row["row_key"],
@@ -114,7 +114,7 @@ def read_postings(conn: Connection, app: str, table: str, key: str) -> dict[int,
     query = sa.select(postings).where(
         postings.c.app == app, postings.c.table_name == table, postings.c.row_key == key
     )
-    return {found.posting: found for found in map(_record, conn.execute(query).mappings())}
+    return {found.posting: found for found in map(posting_of, conn.execute(query).mappings())}
 
 
 def read_held(
@@ -129,7 +129,7 @@ def read_held(
     if found is None:
         return None
     width = len(postings.c)
-    record = _record(dict(zip(postings.c.keys(), found[:width], strict=True)))
+    record = posting_of(dict(zip(postings.c.keys(), found[:width], strict=True)))
     return dict(zip(table.c.keys(), found[width:], strict=True)), record
 
 
@@ -162,7 +162,7 @@ def due_holds(conn: Connection, app: str, now: datetime, limit: int) -> list[Pos
         .order_by(postings.c.held_until, postings.c.table_name, postings.c.row_key)
         .limit(limit)
     )
-    return [_record(row) for row in conn.execute(query).mappings()]
+    return [posting_of(row) for row in conn.execute(query).mappings()]
 
 
 def write_posting(conn: Connection, app: str, record: PostingRecord, at: datetime) -> None:

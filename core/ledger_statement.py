@@ -85,7 +85,7 @@ class AccountStatement:
         return found
 
 
-def _entry(row: dict[str, Any]) -> Entry:
+def entry_of(row: dict[str, Any]) -> Entry:
     return Entry(
         row["id"],
         row["at"],
@@ -115,6 +115,6 @@ def read_statement(store: Store, ledger: Ledger, key: str) -> AccountStatement:
             conn, store.app.name, ledger.name, str(account[store.spec(ledger.table).key])
         )
     balance = Decimal(str(account.get(ledger.balance) or 0))
-    entries = tuple(map(_entry, rows))
+    entries = tuple(map(entry_of, rows))
     opening = entries[0].before if entries else balance
     return AccountStatement(ledger.name, key, balance, opening, entries)

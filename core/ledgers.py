@@ -224,10 +224,7 @@ def _change_balance(
     ledger = change.ledger
     where = {"ledger": ledger.name, "key": change.account}
     signed = -change.amount if change.kind is EntryKind.take else change.amount
-    low, high = _bound(ledger.min, tables), _bound(ledger.max, tables)
-    bounds = Bounds(
-        None if low is _NONE else low, None if high is _NONE else high, None in (low, high)
-    )
+    bounds = ledger_bounds(ledger, tables)
     entry = {
         "app": store.app.name,
         "ledger": ledger.name,
@@ -263,9 +260,17 @@ def _change_balance(
     if after is None:
         raise LedgerCap(
             f"{ledger.name} account {change.account} would hold {balance + signed},"
-            f" outside {_shown(low)}..{_shown(high)}",
+            f" outside {_range(bounds)}",
             {**where, "balance": str(balance), "amount": str(change.amount)},
         )
+
+
+def ledger_bounds(ledger: Ledger, tables: Tables) -> Bounds:
+    """The balance a ledger's accounts keep, its settings read from `tables`."""
+    low, high = _bound(ledger.min, tables), _bound(ledger.max, tables)
+    return Bounds(
+        None if low is _NONE else low, None if high is _NONE else high, None in (low, high)
+    )
 
 
 _NONE: Any = object()
@@ -283,8 +288,12 @@ def _bound(bound: Any, tables: Tables) -> Any:
     return Decimal(str(value))
 
 
-def _shown(bound: Any) -> str:
-    return "" if bound is _NONE else "(no value)" if bound is None else str(bound)
+def _range(bounds: Bounds) -> str:
+    """A ledger's bounds in words: `0..100`, `0..`, or why there is no room."""
+    if bounds.shut:
+        return "its bounds (a bound's setting has no value, which leaves no room)"
+    low, high = ("" if b is None else str(b) for b in (bounds.low, bounds.high))
+    return f"{low}..{high}"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from flask import render_template
 
+from core.hold_reads import waiting_holds
 from core.pending import PENDING_HORIZON, pending_moves, rows_without_moment
 from services.apps import swept_stores
 from web.context import clock
@@ -33,6 +34,7 @@ def pending_context(name: str) -> dict[str, object]:
         "zone": zone,
         "moves": pending_moves(stores, by=now + PENDING_HORIZON, now=now),
         "no_time": rows_without_moment(stores),
+        "holds": waiting_holds(stores),
         "horizon_days": PENDING_HORIZON.days,
         "timeline": chart,
         "now": now,

@@ -8,6 +8,7 @@ from typing import Any
 from flask import render_template, request
 
 from core.errors import AdminiumError, echo
+from core.hold_reads import row_postings
 from core.manifest.model import MoveSpec, Table
 from core.pending import rules_of, set_aside_rows, waiting_for_no_time
 from core.store import Store
@@ -74,6 +75,7 @@ def row_context(
         "states": list(states_of(spec)) if spec.states is not None else [],
         "editable": editable_columns(spec),
         "asides": set_aside_rows([store], table=table, key=str(view.card.key)),
+        "postings": row_postings(store, table, str(view.card.key)) if spec.postings else None,
         "error": error,
         "seen": seen,
         "now": now,

@@ -14,6 +14,7 @@ from flask import render_template, request
 
 from core.errors import AdminiumError
 from core.fixes import NewMoment, fix_fields, new_moment
+from core.hold_reads import set_aside_give_backs
 from core.manifest.model import Column, Table
 from core.pending import Aside, set_aside_rows
 from core.store import Store
@@ -96,6 +97,7 @@ def set_aside_context(name: str) -> dict[str, Any]:
         "connection": connection,
         "zone": stores[0].zone if stores else None,
         "asides": set_aside_rows(stores),
+        "give_backs": set_aside_give_backs(stores),
         "roles": {a.name: roles_of(user, a) for a in apps},
         "targets": move_targets(stores),
         "open_moves": open_moves,

@@ -1,0 +1,186 @@
+"""What the screens read of postings and holds: a row's postings with their entries, the
+holds of a connection waiting to be given back (beside its pending timed moves), and the
+give-backs the ledger's cap refused, set aside (beside the set-aside timed moves)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import sqlalchemy as sa
+
+from core.holds import holding_tables
+from core.ledger_entries import (
+    PostingRecord,
+    PostingStatus,
+    ledger_entries,
+    posting_of,
+    postings,
+    read_postings,
+)
+from core.ledger_statement import Entry, entry_of
+from core.ledgers import give_back_rule, ledger_bounds
+from core.manifest.model import Ledger
+from core.set_aside import SetAside, read_set_aside
+from core.store import Row, Store
+
+WAITING_LIMIT = 200
+"""At most this many waiting holds are listed; the sweep gives back 500 a minute anyway."""
+
+
+@dataclass(frozen=True)
+class RowPosting:
+    """One of a row's postings: where it stands, and the ledger entries it made, oldest first."""
+
+    record: PostingRecord
+    entries: tuple[Entry, ...]
+    aside: SetAside | None = None
+
+    @property
+    def held(self) -> bool:
+        return self.record.status is PostingStatus.held
+
+    def due(self, now: datetime) -> bool:
+        """A hold whose heldUntil has passed: the minute job gives it back."""
+        until = self.record.held_until
+        return self.held and until is not None and until <= now
+
+
+def row_postings(store: Store, table: str, key: str) -> list[RowPosting]:
+    """A row's postings (by posting number) with their entries; a give-back the cap
+    refused carries its set-aside record."""
+    with store.engine.connect() as conn:
+        found = conn.execute(
+            sa.select(postings)
+            .where(
+                postings.c.app == store.app.name,
+                postings.c.table_name == table,
+                postings.c.row_key == key,
+            )
+            .order_by(postings.c.posting)
+        ).mappings()
+        records = [posting_of(row) for row in found]
+        if not records:
+            return []
+        entries = conn.execute(
+            sa.select(ledger_entries)
+            .where(
+                ledger_entries.c.app == store.app.name,
+                ledger_entries.c.table_name == table,
+                ledger_entries.c.row_key == key,
+            )
+            .order_by(ledger_entries.c.id)
+        ).mappings()
+        made = [(row["posting"], entry_of(dict(row))) for row in entries]
+        asides = read_set_aside(conn, [store.app.name], table=table, key=key)
+    return [
+        RowPosting(
+            record,
+            tuple(entry for number, entry in made if number == record.posting),
+            asides.get((store.app.name, table, key, give_back_rule(record.posting))),
+        )
+        for record in records
+    ]
+
+
+@dataclass(frozen=True)
+class WaitingHold:
+    """A hold waiting to be given back: its app, its record, and its set-aside record when
+    the cap refused it."""
+
+    app: str
+    posting: RowPosting
+
+
+def waiting_holds(stores: Sequence[Store], limit: int = WAITING_LIMIT) -> list[WaitingHold]:
+    """The holds the clock will give back, soonest first, across the stores."""
+    found: list[WaitingHold] = []
+    for store in stores:
+        if not holding_tables(store.app):
+            continue
+        with store.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(postings)
+                .where(
+                    postings.c.app == store.app.name,
+                    postings.c.status == PostingStatus.held.value,
+                    postings.c.held_until.is_not(None),
+                )
+                .order_by(postings.c.held_until, postings.c.table_name, postings.c.row_key)
+                .limit(limit)
+            ).mappings()
+            records = [posting_of(row) for row in rows]
+            asides = read_set_aside(conn, [store.app.name]) if records else {}
+        for record in records:
+            aside = asides.get(
+                (store.app.name, record.table, record.key, give_back_rule(record.posting))
+            )
+            found.append(WaitingHold(store.app.name, RowPosting(record, (), aside)))
+    found.sort(key=lambda hold: hold.posting.record.held_until or datetime.max.replace(tzinfo=UTC))
+    return found[:limit]
+
+
+@dataclass(frozen=True)
+class GiveBackAside:
+    """A hold whose give-back the ledger's cap refused, left alone until `record.until`.
+    What a person can do: bring the account's balance down so the amount fits back under
+    the ledger's max (`fits_at`), or move the row (out of the held states the hold is
+    taken for good; into `givesBack` it is given back at once)."""
+
+    app: str
+    record: SetAside
+    posting: PostingRecord
+    ledger: Ledger
+    row: Row
+    account: Row | None
+    bounds_high: Decimal | None
+
+    @property
+    def dom_id(self) -> str:
+        """The list item's stable id."""
+        return f"aside-{self.posting.table}-{self.posting.key}-give-back-{self.posting.posting}"
+
+    @property
+    def balance(self) -> Decimal | None:
+        """The account's balance now."""
+        if self.account is None:
+            return None
+        return Decimal(str(self.account.get(self.ledger.balance) or 0))
+
+    @property
+    def fits_at(self) -> Decimal | None:
+        """The highest balance at which the amount fits back; None when unbounded above."""
+        return None if self.bounds_high is None else self.bounds_high - self.posting.amount
+
+
+def set_aside_give_backs(stores: Sequence[Store]) -> list[GiveBackAside]:
+    """The give-backs set aside now, oldest refusal first: a record under a posting's
+    negative rule number whose posting is still held and whose row is still there."""
+    found: list[GiveBackAside] = []
+    for store in stores:
+        if not holding_tables(store.app):
+            continue
+        ledgers = {ledger.name: ledger for ledger in store.app.ledgers or ()}
+        with store.engine.connect() as conn:
+            records = [r for r in read_set_aside(conn, [store.app.name]).values() if r.rule < 0]
+            if not records:
+                continue
+            tables = store.read_clock_tables(conn)
+            for record in records:
+                posting = read_postings(conn, store.app.name, record.table, record.key).get(
+                    -record.rule
+                )
+                row = store.read_row(conn, record.table, store.coerce_key(record.table, record.key))
+                if posting is None or posting.status is not PostingStatus.held or row is None:
+                    continue  # a move took it or gave it back since: nothing is set aside
+                ledger = ledgers[posting.ledger]
+                account_key = store.coerce_key(ledger.table, posting.account)
+                account = store.read_row(conn, ledger.table, account_key)
+                high = ledger_bounds(ledger, tables).high
+                found.append(
+                    GiveBackAside(store.app.name, record, posting, ledger, row, account, high)
+                )
+    found.sort(key=lambda aside: aside.record.at or aside.record.moment)
+    return found
