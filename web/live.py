@@ -27,7 +27,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -270,7 +270,9 @@ class Hub:
         by_screen: dict[Screen, list[queue.Queue[object]]] = {}
         for screen, inbox in sockets:
             if screen.shows(event):
-                by_screen.setdefault(screen, []).append(inbox)
+                # Who looks matters to a sign-out, not to the fragment: the boards of one
+                # table open by many people with the same roles are rendered once.
+                by_screen.setdefault(replace(screen, user=0), []).append(inbox)
         for screen, inboxes in by_screen.items():
             fragment = self._render(screen, event)
             if fragment.strip():
@@ -401,6 +403,10 @@ bp.register_error_handler(AdminiumError, _refusal)
 def connect(ws: Any) -> None:
     """One open screen: pushes its fragments until the browser or the server goes."""
     number, inbox = hub().register(g.live_screen)
+    # The handshake's checks read the control plane; a socket lives for hours, so its
+    # connection goes back to the pool now rather than at teardown (else the pool's 15
+    # connections capped a process at 15 open screens and starved every page after).
+    db.session.remove()
     try:
         serve(ws, inbox, lambda: ws.connected)
     finally:
