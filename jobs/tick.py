@@ -18,6 +18,7 @@ from rq import Queue, get_current_job
 
 from jobs.outbox import enqueue_drains
 from jobs.sweep import control_url, minute_of, sweep_data, wait_left
+from jobs.webhooks import enqueue_delivery_drains
 from services.connections import connections_with_minute_work
 from services.storage import open_session
 from services.sweep_ledger import (
@@ -71,6 +72,7 @@ def enqueue_sweeps() -> int:
     with open_session(control_url()) as session:
         names = connections_with_minute_work(session)
         enqueue_drains(Queue(QUEUE, connection=client), session)
+        enqueue_delivery_drains(Queue(QUEUE, connection=client), session)
     count = enqueue_minute(Queue(QUEUE, connection=client), names, minute, now)
     log.info("minute %s: %s of %s sweeps enqueued", f"{minute:%H:%M}Z", count, len(names))
     return count

@@ -19,6 +19,7 @@ from core.store import Store
 from core.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection, try_timed_move
 from services.apps import swept_stores
 from services.connections import get_connection
+from services.deliveries import deliveries_queued
 from services.events import Publisher
 from services.outbox import mail_queued
 
@@ -48,7 +49,11 @@ def sweep(
         now=now,
         dry_run=dry_run,
         deadline=deadline,
-        on_moved=lambda result: (publisher.rows(result.events), mail_queued(publisher, result)),
+        on_moved=lambda result: (
+            publisher.rows(result.events),
+            mail_queued(publisher, result),
+            deliveries_queued(publisher, result),
+        ),
     )
     publisher.rows(set_aside_events(report), {"set_aside": True}, "set-aside events")
     return report
