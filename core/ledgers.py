@@ -123,11 +123,12 @@ def make_postings(
     *,
     actor: Actor,
     now: datetime,
-) -> None:
-    """Step 5, once the row is written: takes, give-backs and holds taken for good."""
+) -> tuple[RowEvent, ...]:
+    """Step 5, once the row is written: takes, give-backs and holds taken for good; the
+    events of the accounts whose balance changed."""
     spec = store.spec(table)
     if plan.skip or not spec.postings:
-        return
+        return ()
     key = str(row[spec.key])
     ledgers = {ledger.name: ledger for ledger in store.app.ledgers or ()}
     tables = _tables(conn, store, spec, ledgers.values())
@@ -161,14 +162,17 @@ def make_postings(
             PostingRecord(table, key, number, ledger.name, stored, amount, status, until)
         )
     # Accounts are locked in a fixed order (table, then key): two writers never deadlock.
-    for change in sorted(changes, key=lambda c: (c.ledger.table, str(c.account))):
+    events = [
         _change_balance(
             conn, store, change, tables, table=table, key=key, actor=actor.name, now=now
         )
+        for change in sorted(changes, key=lambda c: (c.ledger.table, str(c.account)))
+    ]
     for record in records:
         write_posting(conn, store.app.name, record, now)
         if record.status is not PostingStatus.held:
             drop_set_aside(conn, store.app.name, table, key, give_back_rule(record.posting))
+    return tuple(events)
 
 
 _BACK = EntryKind.give_back
@@ -218,9 +222,10 @@ def _change_balance(
     actor: str,
     now: datetime,
     standing: PostingRecord | None = None,
-) -> None:
+) -> RowEvent:
     """Lock the account, keep its balance within the ledger's bounds, change it and enter
-    it (with where the posting stands now, given `standing`), in one statement."""
+    it (with where the posting stands now, given `standing`), in one statement; the
+    account row's event."""
     ledger = change.ledger
     where = {"ledger": ledger.name, "key": change.account}
     signed = -change.amount if change.kind is EntryKind.take else change.amount
@@ -237,13 +242,14 @@ def _change_balance(
         "actor": actor,
         "at": now,
     }
+    account_key = store.coerce_key(ledger.table, change.account)
     try:
         found = change_balance(
             conn,
             store.table(ledger.table),
             store.spec(ledger.table).key,
             ledger.balance,
-            store.coerce_key(ledger.table, change.account),
+            account_key,
             bounds,
             entry,
             standing,
@@ -263,6 +269,20 @@ def _change_balance(
             f" outside {_range(bounds)}",
             {**where, "balance": str(balance), "amount": str(change.amount)},
         )
+    return _account_event(conn, store, ledger, account_key, actor)
+
+
+def _account_event(
+    conn: Connection, store: Store, ledger: Ledger, key: Any, actor: str
+) -> RowEvent:
+    """The live event of an account whose balance changed (its state read when its table
+    keeps states, which accounts seldom do)."""
+    states = store.spec(ledger.table).states
+    state = None
+    if states is not None:
+        account = store.read_row(conn, ledger.table, key)
+        state = account.get(states.column) if account is not None else None
+    return RowEvent(store.connection, store.app.name, ledger.table, key, state, actor)
 
 
 def ledger_bounds(ledger: Ledger, tables: Tables) -> Bounds:
@@ -298,7 +318,8 @@ def _range(bounds: Bounds) -> str:
 
 @dataclass(frozen=True)
 class GiveBack:
-    """A hold the clock gave back: the row (None when it is gone) and its event."""
+    """A hold the clock gave back: the row (None when it is gone), and the events of the
+    row and of the account the amount went back to."""
 
     record: PostingRecord
     row: Row | None
@@ -362,7 +383,7 @@ def _give_back(
     change = _Change(
         current.posting, ledgers[posting.ledger], current.account, current.amount, _BACK
     )
-    _change_balance(
+    account = _change_balance(
         conn,
         store,
         change,
@@ -374,7 +395,7 @@ def _give_back(
         standing=_with(current, PostingStatus.given_back, None),
     )
     if row is None:
-        return GiveBack(current, None, ())
+        return GiveBack(current, None, (account,))
     entry = audit_entry(
         at=now,
         actor=clock.name,
@@ -401,4 +422,4 @@ def _give_back(
         posting.ledger,
         current.account,
     )
-    return GiveBack(current, written, (event,))
+    return GiveBack(current, written, (event, account))

@@ -36,6 +36,7 @@ from core.outbox import outbox as _outbox  # noqa: F401  (install makes it)
 from core.reads import ReadsCache
 from core.sample_marks import sample_marks as _sample_marks  # noqa: F401  (install makes it)
 from core.set_aside import set_aside as _set_aside  # noqa: F401  (install makes it)
+from core.sweep_records import SWEEP_UPGRADES
 from core.sweep_records import sweeps as _sweep_tables  # noqa: F401  (install makes it)
 
 Row = dict[str, Any]
@@ -207,14 +208,20 @@ def reminder_indexes(app: App) -> list[str]:
     return statements
 
 
+def upgrade_adminium(conn: Connection) -> None:
+    """Add to Adminium's tables in an existing database what a newer version added to them
+    (the columns `create_all` does not add to a table already there). Idempotent."""
+    for upgrade in (*AUDIT_UPGRADES, *SWEEP_UPGRADES):
+        conn.execute(sa.text(upgrade))
+
+
 def install_app(engine: Engine, app: App) -> None:
     """Create the app's schema, tables and timed-move indexes, and Adminium's schema. Idempotent."""
     with engine.begin() as conn:
         for schema in (app.schema_name, ADMINIUM_SCHEMA):
             conn.execute(sa.schema.CreateSchema(schema, if_not_exists=True))
         adminium_metadata.create_all(conn, checkfirst=True)
-        for upgrade in AUDIT_UPGRADES:
-            conn.execute(sa.text(upgrade))
+        upgrade_adminium(conn)
         build_metadata(app).create_all(conn, checkfirst=True)
         for statement in timed_indexes(app):
             conn.execute(sa.text(statement))

@@ -115,6 +115,9 @@ class SweepReport:
             "refused": self.refused(),
             "error": self.error,
             "took_ms": self.took_ms,
+            "given_back": len(self.given_back),
+            "holds_set_aside": len(self.holds_refused),
+            "holds_busy": len(self.holds_busy),
         }
 
 
@@ -410,8 +413,9 @@ def _give_back_holds(
         if aside is not None:
             with store.transaction(held) as kept:
                 drop_set_aside(kept, store.app.name, record.table, record.key, rule)
-        if on_moved is not None and given.row is not None:
-            on_moved(WriteResult(record.table, given.events[0].key, given.row, given.events))
+        if on_moved is not None:
+            key = record.key if given.row is None else given.events[0].key
+            on_moved(WriteResult(record.table, key, given.row or {}, given.events))
     return tried
 
 

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection
 
-from core.audit import adminium_metadata
+from core.audit import ADMINIUM_SCHEMA, adminium_metadata
 
 sweeps = sa.Table(
     "sweeps",
@@ -30,9 +30,21 @@ sweeps = sa.Table(
     sa.Column("refused", JSONB, nullable=False),
     sa.Column("error", sa.Text),
     sa.Column("took_ms", sa.Float, nullable=False),
+    # The holds it gave back, set aside (the cap refused them) and left to the next minute
+    # (their row or account held elsewhere).
+    sa.Column("given_back", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("holds_set_aside", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("holds_busy", sa.Integer, nullable=False, server_default="0"),
     sa.Index("ix_sweeps_connection_at", "connection", "at"),
 )
 """One row per minute's sweep of a connection: what it moved, set aside, left, and how long."""
+
+SWEEP_UPGRADES = tuple(
+    f"ALTER TABLE {ADMINIUM_SCHEMA}.sweeps"
+    f" ADD COLUMN IF NOT EXISTS {column} integer NOT NULL DEFAULT 0"
+    for column in ("given_back", "holds_set_aside", "holds_busy")
+)
+"""What a database made before the give-back counts joined the record needs, each idempotent."""
 
 
 def write_sweep(conn: Connection, values: Mapping[str, Any]) -> None:

@@ -247,7 +247,9 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     row = _write_and_audit(conn, store, req, changes, (state_from, state_to))
     touched = req.touched if req.touched is not None else Touched()
     touch_totals(store, req.table, held, row, touched)  # 5. totals, written once at the end
-    make_postings(conn, store, req.table, postings, held, row, actor=req.actor, now=req.now)
+    accounts = make_postings(
+        conn, store, req.table, postings, held, row, actor=req.actor, now=req.now
+    )
     cause = Cause(req.table, row[spec.key], state_from, state_to)
     move_linked = _linked_move(conn, store, req, touched)
     linked = make_effects(conn, store, move, row, cause, depth=req.depth, move_linked=move_linked)
@@ -263,7 +265,7 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     state = row.get(state_column) if state_column else None
     event = RowEvent(store.connection, store.app.name, req.table, key, state, req.actor.name)
     log.debug("wrote %s.%s key=%s by %s", store.app.name, req.table, key, req.actor.name)
-    result = WriteResult(req.table, key, row, (event,), verdict.late, queued, delivering)
+    result = WriteResult(req.table, key, row, (event, *accounts), verdict.late, queued, delivering)
     return _with_fallout(conn, store, req, result, linked, touched)
 
 

@@ -15,7 +15,7 @@ from core.audit import ADMINIUM_SCHEMA, adminium_metadata
 from core.manifest.check import check_manifest
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
-from core.store import Store, install_app
+from core.store import Store, install_app, upgrade_adminium
 from core.values import text_fault
 from services.connections import get_connection
 from services.errors import (
@@ -166,6 +166,7 @@ def install_adminium_tables(session: Session) -> None:
             with engine.begin() as conn:
                 conn.execute(CreateSchema(ADMINIUM_SCHEMA, if_not_exists=True))
                 adminium_metadata.create_all(conn, checkfirst=True)
+                upgrade_adminium(conn)
             for app in connection.apps:
                 make_indexes(engine, app.model, connection=connection.name)
         except SQLAlchemyError as error:
