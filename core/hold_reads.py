@@ -15,9 +15,8 @@ from core.holds import holding_tables
 from core.ledger_entries import (
     PostingRecord,
     PostingStatus,
+    due_holds,
     ledger_entries,
-    posting_of,
-    postings,
     read_postings,
 )
 from core.ledger_statement import Entry, entry_of
@@ -26,6 +25,7 @@ from core.manifest.model import Ledger
 from core.set_aside import SetAside, read_set_aside
 from core.store import Row, Store
 
+NEVER = datetime.max.replace(tzinfo=UTC)
 WAITING_LIMIT = 200
 """At most this many waiting holds are listed; the sweep gives back 500 a minute anyway."""
 
@@ -52,16 +52,8 @@ def row_postings(store: Store, table: str, key: str) -> list[RowPosting]:
     """A row's postings (by posting number) with their entries; a give-back the cap
     refused carries its set-aside record."""
     with store.engine.connect() as conn:
-        found = conn.execute(
-            sa.select(postings)
-            .where(
-                postings.c.app == store.app.name,
-                postings.c.table_name == table,
-                postings.c.row_key == key,
-            )
-            .order_by(postings.c.posting)
-        ).mappings()
-        records = [posting_of(row) for row in found]
+        found = read_postings(conn, store.app.name, table, key)
+        records = [found[number] for number in sorted(found)]
         if not records:
             return []
         entries = conn.execute(
@@ -101,24 +93,15 @@ def waiting_holds(stores: Sequence[Store], limit: int = WAITING_LIMIT) -> list[W
         if not holding_tables(store.app):
             continue
         with store.engine.connect() as conn:
-            rows = conn.execute(
-                sa.select(postings)
-                .where(
-                    postings.c.app == store.app.name,
-                    postings.c.status == PostingStatus.held.value,
-                    postings.c.held_until.is_not(None),
-                )
-                .order_by(postings.c.held_until, postings.c.table_name, postings.c.row_key)
-                .limit(limit)
-            ).mappings()
-            records = [posting_of(row) for row in rows]
+            # Every hold with a moment: those due at the end of time are all of them.
+            records = due_holds(conn, store.app.name, NEVER, limit)
             asides = read_set_aside(conn, [store.app.name]) if records else {}
         for record in records:
             aside = asides.get(
                 (store.app.name, record.table, record.key, give_back_rule(record.posting))
             )
             found.append(WaitingHold(store.app.name, RowPosting(record, (), aside)))
-    found.sort(key=lambda hold: hold.posting.record.held_until or datetime.max.replace(tzinfo=UTC))
+    found.sort(key=lambda hold: hold.posting.record.held_until or NEVER)
     return found[:limit]
 
 
