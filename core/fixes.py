@@ -1,6 +1,7 @@
 """What a set-aside row's fixes may offer a person: the column that gives it a new moment
 (only one a person may write, so never a button that is always refused), and the fields
-to fix, the one a refusal named first."""
+to fix, the one a refusal named first. Neither offers a column the timed move itself
+writes (its `set`): the move would overwrite what the person wrote."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from core.columns import owned_columns
-from core.manifest.model import Column, Moment, Table
+from core.manifest.model import Column, Moment, Table, Timed
 from core.refusals import named_field
 
 InputKind = Literal["date", "datetime-local"]
@@ -37,15 +38,32 @@ class NewMoment:
         )
 
 
-def new_moment(moment: Moment, spec: Table, row: Mapping[str, Any], fallback: int) -> NewMoment:
+def rule_writes(timed: Timed | None) -> frozenset[str]:
+    """The columns a timed move writes as it moves (its `set`): never a fix's to offer."""
+    return frozenset(timed.set or ()) if timed is not None else frozenset()
+
+
+def new_moment(
+    moment: Moment,
+    spec: Table,
+    row: Mapping[str, Any],
+    fallback: int,
+    timed: Timed | None = None,
+) -> NewMoment:
     """The column that gives the row a new moment: the part of the moment that answered
     (`fallback` 0 its own column, n its n-th fallback) when a person may write it; else
-    none, with words saying why (a stamp, another row's column, a lock that holds)."""
+    none, with words saying why (a stamp, another row's column, a lock that holds, the
+    timed move `timed` writing it itself)."""
     parts = [moment, *(moment.or_ or [])]
     part = parts[min(fallback, len(parts) - 1)]
     if part.via is not None:
         return NewMoment(
             None, f"the moment is read from {part.via}'s {part.column}: re-date that row instead"
+        )
+    if part.column in rule_writes(timed):
+        return NewMoment(
+            None,
+            f"{part.column} is written by the timed move itself: no new moment can be given here",
         )
     owned = owned_columns(spec)
     if part.column in owned:
@@ -63,12 +81,20 @@ def new_moment(moment: Moment, spec: Table, row: Mapping[str, Any], fallback: in
 
 
 def fix_fields(
-    table: str, spec: Table, columns: Sequence[Column], message: str, named: str | None
+    table: str,
+    spec: Table,
+    columns: Sequence[Column],
+    message: str,
+    named: str | None,
+    timed: Timed | None = None,
 ) -> tuple[list[Column], str | None]:
     """The fields a person may fix, the one the refusal named first (from its details, or
-    from its words, `table.column`, as a set-aside record keeps them), and that one's name."""
-    owned = owned_columns(spec)
-    fields = [c for c in columns if c.ref not in owned]
+    from its words, `table.column`, as a set-aside record keeps them), and that one's name.
+    With the refused timed move `timed`: neither its moment's column (a new moment is its
+    own fix) nor a column it writes itself."""
+    moment = (timed.at.column,) if timed is not None else ()
+    left_out = {*owned_columns(spec), *rule_writes(timed), *moment}
+    fields = [c for c in columns if c.ref not in left_out]
     refs = [c.ref for c in fields]
     first = named if named in refs else named_field(message, table, refs)
     return sorted(fields, key=lambda c: c.ref != first), first

@@ -51,6 +51,10 @@ def check_states(lk: Lookup, out: Out, at: Path, name: str, table: Table) -> Non
     if states.initial not in known:
         out.append(Refusal(where(*at, "initial"), unknown_state(name, states.initial, known)))
     _check_moves(lk, out, at, name, table, known)
+    for state in states.titles or {}:
+        if state not in known:
+            sentence = f"{unknown_state(name, state, known)}: a title names one of them"
+            out.append(Refusal(where(*at, "titles", state), sentence))
     if states.create and states.create.requires:
         _check_requires(lk, out, (*at, "create", "requires"), name, states.create.requires)
     _check_timed(lk, out, (*at, "timed"), name, table, known)

@@ -62,10 +62,10 @@ def aside_fix(aside: Aside, error: AdminiumError | None = None) -> AsideFix:
     push all render `_aside.html`)."""
     rule = aside.rule
     spec = rule.store.spec(rule.table)
-    moment = new_moment(rule.timed.at, spec, aside.row, aside.fallback)
+    moment = new_moment(rule.timed.at, spec, aside.row, aside.fallback, rule.timed)
     named = error.details.get("column") if error is not None else None
-    shown = [c for c in editable_columns(spec) if c.ref != rule.timed.at.column]
-    fields, first = fix_fields(rule.table, spec, shown, aside.message, named)
+    shown = editable_columns(spec)
+    fields, first = fix_fields(rule.table, spec, shown, aside.message, named, rule.timed)
     return AsideFix(spec, str(aside.row[rule.state_column]), fields, first, moment)
 
 
