@@ -14,6 +14,8 @@ import sqlalchemy as sa
 from adminium.control_commands import control_plane, parse_now, redis_publisher
 from core.clock import venue_zone
 from core.due import Due, Rule
+from core.hold_reads import hold_apps
+from core.ledger_entries import PostingRecord
 from core.pending import Pending, pending_moves
 from core.store import Store, timed_indexes
 from services.apps import swept_stores
@@ -41,6 +43,17 @@ def _row(due: Due | Pending) -> str:
     return f"{rule.app}.{rule.table} {due.key} rule {rule.number} at {moment}"
 
 
+def _hold(record: PostingRecord, stores: Sequence[Store], zone: ZoneInfo) -> str:
+    """A hold as one line: app.table key, posting, amount and account, heldUntil on the
+    venue's clock."""
+    where = ".".join([*hold_apps(stores, record)[:1], record.table])
+    until = venue_time(record.held_until, zone) if record.held_until else "no moment"
+    return (
+        f"{where} {record.key} posting {record.posting}: {record.amount} to {record.ledger}"
+        f" account {record.account}, held until {until}"
+    )
+
+
 def still_due(stores: Sequence[Store], now: datetime) -> str:
     """How many rows are due at `now` and not set aside: what the next minutes will move."""
     rows = pending_moves(stores, by=now, now=now, limit=STILL_DUE_LIMIT)
@@ -64,9 +77,18 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
             dry_run=dry_run,
             publisher=NO_PUBLISHER if dry_run else publisher,
         )
+        found = get_connection(session, connection)
+        stores = swept_stores(found)
         # Counted afresh: the report's own `left` holds only the rows this sweep found (at
         # most 500), not those the cap kept back.
-        left = still_due(swept_stores(get_connection(session, connection)), now)
+        left = still_due(stores, now)
+        zone = venue_zone(found.zone)
+    for given in report.given_back:
+        click.echo(f"gave back {_hold(given.record, stores, zone)}")
+    for record, code in report.holds_refused:
+        click.echo(f"give-back set aside for an hour {_hold(record, stores, zone)}: {code}")
+    for record in report.holds_busy:
+        click.echo(f"give-back next minute (held elsewhere) {_hold(record, stores, zone)}")
     if dry_run:
         for due in report.left:
             click.echo(f"would move {_row(due)}")
@@ -86,7 +108,8 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
     click.echo(
         f"sweep of {connection}: {record['outcome']}, moved {record['moved']}, "
         f"set aside {record['set_aside']}, conflicts {record['conflicts']}, "
-        f"still due {left}, {record['took_ms']:.1f} ms"
+        f"gave back {record['given_back']}, give-backs set aside {record['holds_set_aside']}, "
+        f"give-backs busy {record['holds_busy']}, still due {left}, {record['took_ms']:.1f} ms"
         + (" (dry run)" if dry_run else "")
         + (f": {report.error}" if report.error else "")
     )

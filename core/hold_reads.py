@@ -105,6 +105,17 @@ def waiting_holds(stores: Sequence[Store], limit: int = WAITING_LIMIT) -> list[W
     return found[:limit]
 
 
+def hold_apps(stores: Sequence[Store], record: PostingRecord) -> list[str]:
+    """The apps among `stores` a posting record can be of: those holding its table with
+    a ledger of its name (one, but for two apps of one connection alike)."""
+    return [
+        store.app.name
+        for store in stores
+        if record.table in holding_tables(store.app)
+        and any(ledger.name == record.ledger for ledger in store.app.ledgers or ())
+    ]
+
+
 @dataclass(frozen=True)
 class GiveBackAside:
     """A hold whose give-back the ledger's cap refused, left alone until `record.until`.
