@@ -33,7 +33,6 @@ from urllib.parse import unquote, urlsplit
 import redis
 import sqlalchemy as sa
 from rq import Queue
-from rq.exceptions import DuplicateJobError
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
@@ -44,9 +43,10 @@ from core.writes import WriteResult
 from services import sending
 from services.connections import get_connection, list_connections
 from services.events import Publisher, events_channel
-from services.sending import DEADLINE, Drained, Refused
+from services.sending import DEADLINE, Drained, DrainJob, Refused
 from services.sending import RETRY_WAITS as RETRY_WAITS
 from services.storage import connection_engine
+from services.sweep_ledger import QUEUE
 from services.urls import hide_password
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,8 @@ DEFAULT_FROM = "adminium@localhost"
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
 DRAIN_JOB = "jobs.outbox.run_drain"
 """The job a commit that queued mail enqueues (named, so this layer imports no adapter)."""
-QUEUE = "adminium"
+DRAIN = DrainJob(DRAIN_JOB, "outbox", int(DEADLINE) + 10)
+"""The outbox drain, enqueued after commits that queued mail."""
 
 
 @dataclass(frozen=True)
@@ -290,26 +291,21 @@ def mail_queued(publisher: Publisher, *results: WriteResult) -> None:
         tell_outbox(publisher, event.connection, event.app, drain=True)
 
 
+def wake_drain(publisher: Publisher, connection: str) -> None:
+    """Enqueue a drain of the connection's outbox (after a sweep that queued reminders).
+    Best effort: the minute's drain is the safety net."""
+    DRAIN.wake(publisher.client, QUEUE, connection)
+
+
 def outbox_event(connection: str, app: str) -> str:
     """The live event an Outbox screen listens for."""
     return json.dumps({"connection": connection, "outbox": app})
 
 
-def enqueue_drain(queue: Queue, connection: str) -> None:
-    """Enqueue one drain of a connection (a drain already waiting serves this one too)."""
-    try:
-        queue.enqueue(
-            DRAIN_JOB,
-            connection,
-            job_id=f"adminium-outbox-{connection}",
-            unique=True,
-            job_timeout=int(DEADLINE) + 10,
-            result_ttl=0,
-            failure_ttl=60,
-            description=f"outbox {connection}",
-        )
-    except DuplicateJobError:
-        log.debug("outbox drain of connection %s already enqueued", connection)
+def enqueue_drain(queue: Queue, connection: str) -> bool:
+    """Enqueue a drain of a connection unless one already waits to start (it will claim
+    what this commit queued); whether one was enqueued (`services.sending.DrainJob`)."""
+    return DRAIN.enqueue(queue, connection)
 
 
 def connections_with_outbox(session: Session) -> list[str]:
@@ -330,7 +326,9 @@ def drain_connection(
     publisher: Publisher,
 ) -> Drained:
     """Drain a connection of the control plane (its own database holds its outbox), then
-    tell the Outbox screens of the apps whose emails changed."""
+    tell the Outbox screens of the apps whose emails changed. The drain's waiting mark is
+    cleared first (with the publisher's Redis): from then on a commit enqueues another."""
+    DRAIN.started(publisher.client, connection)
     engine = connection_engine(get_connection(session, connection))
     session.rollback()
     done = drain(engine, connection, config, clock=clock)
