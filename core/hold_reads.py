@@ -22,6 +22,7 @@ from core.ledger_entries import (
 from core.ledger_statement import Entry, entry_of
 from core.ledgers import give_back_rule, ledger_bounds
 from core.manifest.model import Ledger
+from core.pending import set_aside_rows
 from core.set_aside import SetAside, read_set_aside
 from core.store import Row, Store
 
@@ -137,6 +138,11 @@ class GiveBackAside:
         return f"aside-{self.posting.table}-{self.posting.key}-give-back-{self.posting.posting}"
 
     @property
+    def rows(self) -> tuple[tuple[str, str], ...]:
+        """The rows whose change may change this item: the held row and its account."""
+        return ((self.posting.table, self.posting.key), (self.ledger.table, self.posting.account))
+
+    @property
     def balance(self) -> Decimal | None:
         """The account's balance now."""
         if self.account is None:
@@ -149,9 +155,12 @@ class GiveBackAside:
         return None if self.bounds_high is None else self.bounds_high - self.posting.amount
 
 
-def set_aside_give_backs(stores: Sequence[Store]) -> list[GiveBackAside]:
+def set_aside_give_backs(
+    stores: Sequence[Store], table: str | None = None, key: str | None = None
+) -> list[GiveBackAside]:
     """The give-backs set aside now, oldest refusal first: a record under a posting's
-    negative rule number whose posting is still held and whose row is still there."""
+    negative rule number whose posting is still held and whose row is still there. With
+    `table` and `key`, those of that row or giving back to that account."""
     found: list[GiveBackAside] = []
     for store in stores:
         if not holding_tables(store.app):
@@ -176,5 +185,13 @@ def set_aside_give_backs(stores: Sequence[Store]) -> list[GiveBackAside]:
                 found.append(
                     GiveBackAside(store.app.name, record, posting, ledger, row, account, high)
                 )
+    if table is not None:
+        found = [aside for aside in found if (table, key) in aside.rows]
     found.sort(key=lambda aside: aside.record.at or aside.record.moment)
     return found
+
+
+def set_aside_count(stores: Sequence[Store]) -> int:
+    """How many items the set-aside list shows: the rows whose timed move was refused and
+    the give-backs the ledger's cap refused (what every badge and card counts)."""
+    return len(set_aside_rows(stores)) + len(set_aside_give_backs(stores))

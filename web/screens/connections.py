@@ -10,7 +10,7 @@ from flask import render_template
 from sqlalchemy.exc import DBAPIError
 from werkzeug.wrappers import Response
 
-from core.pending import set_aside_rows
+from core.hold_reads import set_aside_count
 from services.apps import app_store
 from services.connections import set_paused
 from services.errors import first_line
@@ -70,7 +70,7 @@ def read_connection(
     stores = [app_store(a) for a in apps if a.has_minute_work]
     try:
         figures = clock_figures(stores, connection, clock()) if stores else None
-        aside = len(set_aside_rows(stores)) if stores else 0
+        aside = set_aside_count(stores) if stores else 0
     except DBAPIError as error:
         log.warning("connection %s: its database did not answer", connection.name)
         return ConnectionView(connection, apps, None, None, may_pause, first_line(error), removable)

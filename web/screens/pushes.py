@@ -8,10 +8,12 @@ show that row. They run inside an app and request context (see `web.live`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from flask import render_template
 
+from core.hold_reads import GiveBackAside, set_aside_give_backs
 from core.pending import (
     PENDING_HORIZON,
     Pending,
@@ -20,6 +22,7 @@ from core.pending import (
     set_aside_rows,
     waiting_on,
 )
+from core.store import Store
 from services.apps import app_store
 from services.connections import get_connection
 from services.models import App, db
@@ -106,7 +109,8 @@ def push_pending(event: Mapping[str, Any]) -> str:
 
 
 def push_set_aside(event: Mapping[str, Any], roles: Mapping[str, frozenset[str]]) -> str:
-    """The set-aside list: the row re-rendered, gone once fixed, added at the end once set aside."""
+    """The set-aside list: the row re-rendered, gone once fixed, added at the end once set
+    aside; so too its give-backs the ledger's cap refused (and those giving back to it)."""
     app = _app(event)
     if app is None:
         return ""
@@ -114,7 +118,8 @@ def push_set_aside(event: Mapping[str, Any], roles: Mapping[str, frozenset[str]]
     table, key = str(event["table"]), str(event["key"])
     now = clock()
     found = set_aside_rows([store], table=table, key=key)
-    return render_template(
+    give_backs = set_aside_give_backs([store], table, key)
+    return _push_give_backs(app, store, table, key, give_backs, event, now) + render_template(
         "live/set_aside.html",
         dom_id=f"aside-{table}-{key}",
         aside=found[0] if found else None,
@@ -127,6 +132,35 @@ def push_set_aside(event: Mapping[str, Any], roles: Mapping[str, frozenset[str]]
         error=None,
         now=now,
     )
+
+
+def _push_give_backs(
+    app: App,
+    store: Store,
+    table: str,
+    key: str,
+    give_backs: list[GiveBackAside],
+    event: Mapping[str, Any],
+    now: datetime,
+) -> str:
+    """The row's give-back items: added at the end once set aside, else drawn again in
+    place; those no longer set aside (given back, taken, moved) gone."""
+    row = f"{app.name}/{table}/{key}"
+    kept = "".join(f":not([id={_css_string(a.dom_id)}])" for a in give_backs)
+    return render_template(
+        "screens/_holds_aside_push.html",
+        give_backs=give_backs,
+        gone=f"#set-aside-list > li.give-back[data-row={_css_string(row)}]{kept}",
+        added=bool(event.get("set_aside")),
+        connection=app.connection,
+        zone=store.zone,
+        now=now,
+    )
+
+
+def _css_string(text: str) -> str:
+    """`text` as a quoted CSS string (an attribute selector's value)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def push_connection(

@@ -10,11 +10,12 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from flask import render_template, request
+from flask import render_template, request, url_for
+from sqlalchemy.exc import DBAPIError
 
 from core.errors import AdminiumError
 from core.fixes import NewMoment, fix_fields, new_moment
-from core.hold_reads import set_aside_give_backs
+from core.hold_reads import set_aside_count, set_aside_give_backs
 from core.manifest.model import Column, Table
 from core.pending import Aside, set_aside_rows
 from core.store import Store
@@ -24,6 +25,7 @@ from services.sweeps import retry_set_aside
 from web.context import clock, publisher
 from web.screens import writing
 from web.screens.access import (
+    all_connections,
     is_htmx,
     person,
     require_user,
@@ -137,15 +139,51 @@ def show_set_aside_list(name: str) -> str:
 def show_set_aside_count(name: str) -> str:
     """The header's badge alone: how many rows are set aside now (refetched after a push)."""
     connection, apps = screen_connection(name)
-    count = len(set_aside_rows(_stores(connection, apps)))
+    count = set_aside_count(_stores(connection, apps))
     return render_template("screens/_aside_badge.html", connection=connection, aside_count=count)
 
 
 @bp.app_template_global()
 def aside_count_of(connection: Connection) -> int:
-    """How many rows of a connection's apps the signed-in user sees are set aside now."""
+    """How many items of a connection's apps the signed-in user sees are set aside now."""
     _, apps = screen_connection(connection.name)
-    return len(set_aside_rows(_stores(connection, apps)))
+    return set_aside_count(_stores(connection, apps))
+
+
+@dataclass(frozen=True)
+class AsideTotal:
+    """The badge of the connections screen: items set aside over every connection the user
+    sees, and where it leads (the one connection's list that has any, else the screen)."""
+
+    count: int
+    href: str
+
+
+@bp.app_template_global()
+def aside_total() -> AsideTotal:
+    """The set-aside items of every connection the signed-in user sees; a connection whose
+    database does not answer counts none (its card says why)."""
+    counts: dict[str, int] = {}
+    for connection, apps in all_connections(require_user()):
+        try:
+            counts[connection.name] = set_aside_count(_stores(connection, apps))
+        except DBAPIError:
+            log.warning(
+                "set-aside count of connection %s: its database did not answer", connection.name
+            )
+    having = [name for name, count in counts.items() if count]
+    href = (
+        url_for("set_aside.list_set_aside", name=having[0])
+        if len(having) == 1
+        else url_for("connections.list_connections")
+    )
+    return AsideTotal(sum(counts.values()), href)
+
+
+@bp.get("/set-aside/count")
+def show_set_aside_total() -> str:
+    """The connections screen's badge alone (refetched after a push)."""
+    return render_template("screens/_aside_badge.html", total=aside_total())
 
 
 def _item(
