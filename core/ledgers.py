@@ -42,6 +42,7 @@ from core.manifest.model import Ledger, Posting, SettingRef, Table, ValueWatch
 from core.moments import Tables, read_setting
 from core.sample_marks import is_sample_row
 from core.set_aside import drop_set_aside
+from core.stamps import takes_value
 from core.store import Row, Store
 
 log = logging.getLogger(__name__)
@@ -104,13 +105,13 @@ def _gives_back(spec: Table, posting: Posting, record: PostingRecord | None, row
 
 def _takes(posting: Posting, held: Row | None, row: Row) -> bool:
     """Whether the write makes the posting take: the row made (`on: create`), or moved into
-    one of its values."""
+    one of its values from outside them (a move between two of them takes nothing new)."""
     if posting.on == "create":
         return held is None
     assert isinstance(posting.on, ValueWatch)
     watch = posting.on
-    moved_in = held is None or held.get(watch.column) not in watch.values
-    return moved_in and row.get(watch.column) in watch.values
+    from_outside = held is None or held.get(watch.column) not in watch.values
+    return from_outside and takes_value(watch, held, row)
 
 
 def make_postings(

@@ -24,6 +24,7 @@ from core.audit import adminium_metadata
 from core.mail import RowValues, render_words
 from core.manifest.model import App, Message, Reminder
 from core.sample_marks import sample_marks
+from core.stamps import takes_value
 
 if TYPE_CHECKING:
     from core.store import Store
@@ -120,7 +121,7 @@ def queue_messages(
         for number, producer in producers(store.app)
         if isinstance(producer, Message)
         and producer.table == table
-        and _takes_watched_value(producer, before, after)
+        and takes_value(producer.on, before, after)
     ]
     if not firing:
         return 0
@@ -139,15 +140,6 @@ def queue_messages(
     if rows:
         conn.execute(sa.insert(outbox), rows)
     return len(rows)
-
-
-def _takes_watched_value(producer: Message, before: Row | None, after: Row) -> bool:
-    """Whether the write makes the watched column take a watched value from another one."""
-    column = producer.on.column
-    value = after.get(column)
-    if value not in producer.on.values:
-        return False
-    return before is None or before.get(column) != value
 
 
 def _address(value: Any) -> str | None:
