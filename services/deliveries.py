@@ -34,8 +34,9 @@ from core.writes import WriteResult
 from services import sending
 from services.connections import get_connection
 from services.events import Publisher
-from services.sending import Drained, Refused
+from services.sending import Drained, DrainJob, Refused
 from services.storage import connection_engine
+from services.sweep_ledger import QUEUE
 from services.webhooks import Endpoint, endpoints
 
 log = logging.getLogger(__name__)
@@ -45,11 +46,10 @@ TIMEOUT = 10.0
 BATCH = 20
 """Deliveries claimed per transaction (each may wait up to TIMEOUT for its receiver)."""
 DEADLINE = 50.0
-QUEUE = "adminium"
 DELIVERY_JOB = "jobs.webhooks.run_deliveries"
 """The job a commit that queued deliveries enqueues (named, so this layer imports no adapter)."""
-WAITING_TTL = 120
-"""Seconds a drain's waiting mark lasts at most (a job lost before it started)."""
+DRAIN = DrainJob(DELIVERY_JOB, "deliveries", int(DEADLINE + TIMEOUT) + 10)
+"""The delivery drain, enqueued after commits that queued deliveries."""
 USER_AGENT = "Adminium-Webhooks/1"
 NOUN = "delivery"
 
@@ -173,7 +173,7 @@ def drain(
 
 def waiting_key(connection: str) -> str:
     """The Redis key held while a delivery drain of the connection waits in the queue."""
-    return f"adminium:deliveries:waiting:{connection}"
+    return DRAIN.waiting_key(connection)
 
 
 def drain_connection(
@@ -188,8 +188,7 @@ def drain_connection(
     With `client` (the job's Redis), the waiting mark is taken first: from then on a commit
     enqueues another drain, so none that this one's claims may miss goes unserved.
     """
-    if client is not None:
-        client.delete(waiting_key(connection))
+    DRAIN.started(client, connection)
     engine = connection_engine(get_connection(session, connection))
     hooks = endpoints(session, connection)
     session.rollback()
@@ -253,35 +252,11 @@ def deliveries_queued(publisher: Publisher, *results: WriteResult) -> None:
 
 
 def wake(publisher: Publisher, connection: str) -> None:
-    """Enqueue a delivery drain of the connection. Best effort: the minute's drain is the
-    safety net."""
-    if publisher.client is None:
-        return
-    try:
-        enqueue_deliveries(Queue(QUEUE, connection=publisher.client), connection)
-    except redis.RedisError as error:
-        log.warning(
-            "deliveries of connection %s not enqueued: %s", connection, type(error).__name__
-        )
+    """Enqueue a delivery drain of the connection (`services.sending.DrainJob`). Best effort:
+    the minute's drain is the safety net."""
+    DRAIN.wake(publisher.client, QUEUE, connection)
 
 
 def enqueue_deliveries(queue: Queue, connection: str) -> bool:
-    """Enqueue a delivery drain of the connection unless one already waits to start (it
-    will claim what this commit queued); whether one was enqueued.
-
-    Not one job id per connection: a drain already running may have made its last claim,
-    so a commit during it needs a drain of its own. Drains of one connection side by side
-    share the work through SKIP LOCKED. The mark expires, so a lost job is not waited on.
-    """
-    if not queue.connection.set(waiting_key(connection), 1, nx=True, ex=WAITING_TTL):
-        log.debug("delivery drain of connection %s already waiting", connection)
-        return False
-    queue.enqueue(
-        DELIVERY_JOB,
-        connection,
-        job_timeout=int(DEADLINE + TIMEOUT) + 10,
-        result_ttl=0,
-        failure_ttl=60,
-        description=f"deliveries {connection}",
-    )
-    return True
+    """Enqueue a delivery drain of the connection unless one already waits to start."""
+    return DRAIN.enqueue(queue, connection)

@@ -6,9 +6,11 @@ import logging
 from datetime import datetime
 from pathlib import Path
 
+from core.automations import watching
 from core.sample_data import SampleRow, add_sample, marked_keys, removal_events, remove_sample
 from core.samples import SampleFile, load_sample
 from core.store import Store
+from services.deliveries import wake
 from services.events import Publisher
 
 log = logging.getLogger(__name__)
@@ -39,8 +41,17 @@ def add_sample_data(
     """Write a sample set as `Sample data`; each row's events go out once all are written."""
     added = add_sample(store, sample, now=now)
     publisher.rows([event for row in added for event in row.events], what="sample rows")
+    if hears_samples(store, added):
+        wake(publisher, store.connection)
     log.info("sample data of %s/%s: %s rows added", store.connection, store.app.name, len(added))
     return added
+
+
+def hears_samples(store: Store, added: list[SampleRow]) -> bool:
+    """Whether an automation that hears sample rows (`samples: true`) watches a table the
+    sample wrote to: its writes may have queued deliveries, whose drain is then enqueued."""
+    tables = {row.table for row in added}
+    return any(a.samples for table in tables for a in watching(store.app.automations, table))
 
 
 def remove_sample_data(store: Store, *, now: datetime, publisher: Publisher) -> dict[str, int]:

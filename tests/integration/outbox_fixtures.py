@@ -15,9 +15,14 @@ from email import message_from_bytes
 from email.message import Message
 from typing import Any
 
+import redis
 import sqlalchemy as sa
 from aiosmtpd.controller import Controller
+from rq import Queue
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
 
+from services.sweep_ledger import QUEUE
 from tests.integration.sweep_fixtures import SHOP
 
 
@@ -77,6 +82,20 @@ def outbox_rows(engine: sa.Engine) -> list[dict[str, Any]]:
     with engine.connect() as conn:
         rows = conn.execute(sa.text("SELECT * FROM adminium.outbox ORDER BY id")).mappings()
         return [dict(r) for r in rows]
+
+
+def queued_jobs(client: redis.Redis, func: str, connection: str) -> list[Job]:
+    """The jobs of `func` for one connection waiting in the product's queue (a job another
+    test removes between the listing and the fetch is passed over)."""
+    found = []
+    for job_id in Queue(QUEUE, connection=client).get_job_ids():
+        try:
+            job = Job.fetch(job_id, connection=client)
+        except NoSuchJobError:
+            continue
+        if job.func_name == func and job.args == (connection,):
+            found.append(job)
+    return found
 
 
 def free_port() -> int:

@@ -3,23 +3,23 @@ the REST API and the public API; and a commit that queued mail enqueues the drai
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
 import redis
 import sqlalchemy as sa
+from rq import Queue
 from rq.job import Job
 
 from services.apps import install_adminium_tables
 from services.models import App, db
-from services.outbox import QUEUE
+from services.outbox import DRAIN, DRAIN_JOB, QUEUE
 from tests.integration.api_fixtures import Site, rows_path
-from tests.integration.outbox_fixtures import outbox_rows
+from tests.integration.outbox_fixtures import outbox_rows, queued_jobs, smtp_server
 from tests.integration.pipeline_fixtures import at
 from tests.integration.screens_fixtures import csrf_of, give_passwords, signed_in_client
 
-DRAIN_ID = "adminium-outbox-venue"
-"""The one drain job of the site's connection."""
 RETURNED = {
     "kind": "message",
     "table": "tickets",
@@ -48,24 +48,81 @@ def ticket(site: Site, **values: Any) -> int:
     return int(site.insert("tickets", event_id=event, status="valid", **values))
 
 
+def move(site: Site, key: int, address: str) -> None:
+    answer = site.client.post(
+        rows_path("tickets", key) + "/moves",
+        json={"to": "offered", "values": {"pending_email": address}},
+        headers=site.headers("staff"),
+    )
+    assert answer.status_code == 200, answer.text
+
+
+def venue_drains(client: redis.Redis) -> list[Job]:
+    """The outbox drains of connection `venue` waiting in the queue."""
+    return queued_jobs(client, DRAIN_JOB, "venue")
+
+
+def drain_free(site: Site) -> redis.Redis:
+    """The site's Redis with no outbox drain of `venue` waiting, nor its mark (another
+    test's would answer for this one's)."""
+    client = redis.Redis.from_url(site.app.config["REDIS_URL"])
+    for job in venue_drains(client):
+        job.delete(remove_from_queue=True)
+    client.delete(DRAIN.waiting_key("venue"))
+    return client
+
+
 def emails(site: Site) -> list[tuple[str, str, str]]:
     return [(m["row_key"], m["address"], m["subject"]) for m in outbox_rows(site.store().engine)]
 
 
 def test_a_rest_move_queues_and_enqueues_the_drain(mail_site: Site) -> None:
-    client = redis.Redis.from_url(mail_site.app.config["REDIS_URL"])
-    Job(DRAIN_ID, connection=client).delete()
+    client = drain_free(mail_site)
     key = ticket(mail_site)
-    answer = mail_site.client.post(
-        rows_path("tickets", key) + "/moves",
-        json={"to": "offered", "values": {"pending_email": "friend@example.com"}},
-        headers=mail_site.headers("staff"),
-    )
-    assert answer.status_code == 200, answer.text
+    move(mail_site, key, "friend@example.com")
     assert emails(mail_site) == [(str(key), "friend@example.com", f"Ticket {key} is offered")]
-    job = Job.fetch(DRAIN_ID, connection=client)
-    assert (job.func_name, job.args, job.origin) == ("jobs.outbox.run_drain", ("venue",), QUEUE)
+    [job] = venue_drains(client)
+    assert (job.func_name, job.args, job.origin) == (DRAIN_JOB, ("venue",), QUEUE)
+    assert client.exists(DRAIN.waiting_key("venue"))
+    # A second commit before the drain starts enqueues no other: the waiting one claims both.
+    move(mail_site, ticket(mail_site), "other@example.com")
+    assert venue_drains(client) == [job]
     job.delete(remove_from_queue=True)
+    client.delete(DRAIN.waiting_key("venue"))
+
+
+def test_mail_queued_while_a_drain_runs_is_sent_by_a_drain_of_its_own(
+    mail_site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = drain_free(mail_site)
+    first = ticket(mail_site)
+    move(mail_site, first, "first@example.com")
+    [running] = venue_drains(client)
+    with smtp_server(stall=1.0) as (url, inbox):
+        monkeypatch.setenv("DATABASE_URL", mail_site.app.config["DATABASE_URL"])
+        monkeypatch.setenv("SMTP_URL", url)
+        # The job run as a worker runs it: taken off the queue, performed (in a thread).
+        Queue(QUEUE, connection=client).remove(running)
+        worker = threading.Thread(target=running.perform)
+        worker.start()
+        # The drain has claimed the first email and sits in the server's DATA ...
+        assert inbox.in_data.wait(timeout=10)
+        # ... when a second commit queues mail: the drain has made its last claim, so the
+        # commit enqueues a drain of its own (no minute tick runs in this test).
+        second = ticket(mail_site)
+        move(mail_site, second, "second@example.com")
+        [follower] = venue_drains(client)
+        assert follower.id != running.id
+        worker.join(timeout=15)
+        assert not worker.is_alive()
+        assert [m["status"] for m in outbox_rows(mail_site.store().engine)] == ["sent", "queued"]
+        Queue(QUEUE, connection=client).remove(follower)
+        follower.perform()
+        assert not client.exists(DRAIN.waiting_key("venue"))  # taken as it started
+    assert [m["status"] for m in outbox_rows(mail_site.store().engine)] == ["sent", "sent"]
+    assert [m["To"] for m in inbox.received] == ["first@example.com", "second@example.com"]
+    running.delete()
+    follower.delete()
 
 
 def test_a_public_move_queues(mail_site: Site) -> None:
