@@ -93,6 +93,8 @@ class SweepReport:
     given_back: tuple[GiveBack, ...] = ()
     holds_refused: tuple[tuple[PostingRecord, str], ...] = ()
     holds_busy: tuple[PostingRecord, ...] = ()
+    reminders: int = 0
+    """How many reminders the sweep queued (their drain is enqueued after it)."""
 
     def refused(self) -> dict[str, int]:
         """How many rows each refusal code set aside."""
@@ -139,6 +141,7 @@ class _Sweep:
     given_back: list[GiveBack] = field(default_factory=list)
     holds_refused: list[tuple[PostingRecord, str]] = field(default_factory=list)
     holds_busy: list[PostingRecord] = field(default_factory=list)
+    reminders: int = 0
 
     def report(self, outcome: SweepOutcome, error: str | None = None) -> SweepReport:
         took = (self.clock() - self.started) * 1000.0
@@ -158,6 +161,7 @@ class _Sweep:
             tuple(self.given_back),
             tuple(self.holds_refused),
             tuple(self.holds_busy),
+            self.reminders,
         )
 
 
@@ -228,7 +232,7 @@ def _run(
                 _forget_left_from(conn, stores, records)
                 records = read_set_aside(conn, [s.app.name for s in stores])
             limit -= _give_back_holds(run, conn, stores, records, tables, limit, on_moved)
-            queue_reminders(conn, stores, run.now)
+            run.reminders = queue_reminders(conn, stores, run.now)
         if limit <= 0:
             conn.rollback()
             return SweepOutcome.more

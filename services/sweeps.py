@@ -21,7 +21,7 @@ from services.apps import swept_stores
 from services.connections import get_connection
 from services.deliveries import deliveries_queued
 from services.events import Publisher
-from services.outbox import mail_queued
+from services.outbox import mail_queued, wake_drain
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,8 @@ def sweep(
             deliveries_queued(publisher, result),
         ),
     )
+    if report.reminders:
+        wake_drain(publisher, connection)  # sent by this minute's drain, not the next tick's
     publisher.rows(set_aside_events(report), {"set_aside": True}, "set-aside events")
     return report
 

@@ -1,5 +1,6 @@
 """An app whose only minute work is its reminders is swept: the tick lists its connection,
-the sweep job reads its store, and its reminder is queued (real PostgreSQL and Redis)."""
+the sweep job reads its store, its reminder is queued and the drain the sweep enqueued sends
+it (real PostgreSQL, Redis and aiosmtpd)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from jobs.sweep import minute_of, sweep_job_id
 from jobs.tick import enqueue_minute
 from services.apps import add_app, app_store, swept_stores
 from services.connections import add_connection, connections_with_minute_work, get_connection
+from services.outbox import DRAIN, DRAIN_JOB, QUEUE
 from services.storage import engine_for, open_session, upgrade_control_plane
-from tests.integration.outbox_fixtures import outbox_rows
+from tests.integration.outbox_fixtures import outbox_rows, queued_jobs, smtp_server
 
 BOOKINGS: dict[str, Any] = {
     "name": "bookings",
@@ -70,7 +72,10 @@ def control(make_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_a_reminder_only_app_gets_its_reminder_from_the_minute_job(
-    control: str, make_database: Callable[[], str], redis_url: str
+    control: str,
+    make_database: Callable[[], str],
+    redis_url: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     name = f"c-{uuid.uuid4().hex[:10]}"
     venue_url = make_database()
@@ -99,13 +104,23 @@ def test_a_reminder_only_app_gets_its_reminder_from_the_minute_job(
     job = Job.fetch(sweep_job_id(name, minute), connection=client)
     try:
         result: dict[str, Any] = job.perform()  # jobs.sweep.run_sweep -> services.sweeps
+        # The sweep queued a reminder, so it enqueued the outbox drain: this minute's drain
+        # sends it, not the next minute's tick.
+        [drain] = queued_jobs(client, DRAIN_JOB, name)
+        with smtp_server() as (url, inbox):
+            monkeypatch.setenv("SMTP_URL", url)
+            Queue(QUEUE, connection=client).remove(drain)
+            assert drain.perform()["sent"] == 1  # jobs.outbox.run_drain
+        assert [m["To"] for m in inbox.received] == ["ann@example.com"]
     finally:
         job.delete()
+        client.delete(DRAIN.waiting_key(name))
         client.close()
     assert result["outcome"] == "done"
     [mail] = outbox_rows(store.engine)
     assert (mail["kind"], mail["table_name"], mail["row_key"]) == ("reminder", "bookings", "1")
-    assert (mail["address"], mail["subject"], mail["moment"]) == (
+    assert (mail["status"], mail["address"], mail["subject"], mail["moment"]) == (
+        "sent",
         "ann@example.com",
         "See you soon",
         starts,
