@@ -8,12 +8,14 @@ as it commits, and each row set aside is told once the sweep is over.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy.orm import Session
 
 from core.actors import Actor
 from core.events import RowEvent
+from core.hold_reads import hold_apps
 from core.pending import set_aside_rows
 from core.store import Store
 from core.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection, try_timed_move
@@ -57,23 +59,32 @@ def sweep(
     )
     if report.reminders:
         wake_drain(publisher, connection)  # sent by this minute's drain, not the next tick's
-    publisher.rows(set_aside_events(report), {"set_aside": True}, "set-aside events")
+    publisher.rows(set_aside_events(report, stores), {"set_aside": True}, "set-aside events")
     return report
 
 
-def set_aside_events(report: SweepReport) -> list[RowEvent]:
-    """One row event per row the sweep set aside: the row stays in its rule's `from`."""
-    return [
+def set_aside_events(report: SweepReport, stores: Sequence[Store] = ()) -> list[RowEvent]:
+    """One row event per row the sweep set aside: the row stays in its rule's `from`; and
+    one per give-back the ledger's cap refused, of the app among `stores` holding it (the
+    row did not move: no state)."""
+    clock = Actor.clock().name
+    moves = [
         RowEvent(
             report.connection,
             refused.due.rule.app,
             refused.due.rule.table,
             refused.due.key,
             refused.due.rule.timed.from_,
-            Actor.clock().name,
+            clock,
         )
         for refused in report.set_aside
     ]
+    give_backs = [
+        RowEvent(report.connection, app, record.table, record.key, None, clock)
+        for record, _ in report.holds_refused
+        for app in hold_apps(stores, record)
+    ]
+    return moves + give_backs
 
 
 def retry_set_aside(
