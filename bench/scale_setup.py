@@ -36,6 +36,16 @@ from tests.integration.sweep_fixtures import SHOP  # noqa: E402
 DATABASES = 4
 """How many venue databases the connections share (by schema)."""
 
+MAIL_PRODUCER = {
+    "kind": "message",
+    "table": "orders",
+    "on": {"column": "status", "values": ["cancelled"]},
+    "to": "email",
+    "subject": "Order {{ row.id }} lapsed",
+    "body": "Order {{ row.id }} lapsed.",
+}
+"""With --mail: a lapsed order emails its `email` (none has one)."""
+
 MOVED_AT = """
 CREATE OR REPLACE FUNCTION public.bench_moved_at() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -72,18 +82,26 @@ class World:
         """(database URL, schema) of the index-th connection."""
         return self.venues[index % DATABASES], f"s{index}"
 
-    def manifest(self, index: int) -> dict[str, object]:
-        return {**SHOP, "schema": self.venue_of(index)[1]}
+    def manifest(self, index: int, mail: bool = False) -> dict[str, object]:
+        """The shop in its schema; with `mail`, it also emails a lapsed order's `email`
+        (every order has none, so nothing is ever queued: the tick's drains cost alone)."""
+        if not mail:
+            return {**SHOP, "schema": self.venue_of(index)[1]}
+        tables = json.loads(json.dumps(SHOP["tables"]))
+        tables["orders"]["columns"].append({"ref": "email", "type": "text", "nullable": True})
+        outbox = {"producers": [MAIL_PRODUCER]}
+        return {**SHOP, "tables": tables, "outbox": outbox, "schema": self.venue_of(index)[1]}
 
     def install(self) -> None:
-        """Every schema's shop tables, its settings row, and the moved_at trigger."""
+        """Every schema's shop tables (with the mail column), its settings row, and the
+        moved_at trigger."""
         for url in self.venues:
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute(MOVED_AT)
         engines = {url: make_engine(url) for url in self.venues}
         for index in range(self.size):
             url, schema = self.venue_of(index)
-            install_app(engines[url], load_app(self.manifest(index)))
+            install_app(engines[url], load_app(self.manifest(index, mail=True)))
             with engines[url].begin() as conn:
                 conn.exec_driver_sql(f"INSERT INTO {schema}.settings DEFAULT VALUES")
                 conn.exec_driver_sql(
@@ -94,8 +112,9 @@ class World:
         for engine in engines.values():
             engine.dispose()
 
-    def control(self, count: int) -> str:
-        """A fresh control plane listing the first `count` connections (c00000, c00001, ...)."""
+    def control(self, count: int, mail: bool = False) -> str:
+        """A fresh control plane listing the first `count` connections (c00000, c00001, ...),
+        with `mail` their apps' manifests emailing (the tick then enqueues a drain each)."""
         url = self._create(f"adm_scale_{self.tag}_c{count}_{uuid.uuid4().hex[:4]}")
         upgrade_control_plane(url)
         with psycopg.connect(url) as conn:
@@ -112,7 +131,7 @@ class World:
                     "AS m(name, manifest) JOIN adminium_control.connections c USING (name)",
                     (
                         [f"c{i:05d}" for i in batch],
-                        [json.dumps(self.manifest(i)) for i in batch],
+                        [json.dumps(self.manifest(i, mail)) for i in batch],
                     ),
                 )
         return url
@@ -133,6 +152,19 @@ class World:
                     )
                     added += per
         return added
+
+    def add_spread(self, count: int, rows: int, moment: datetime) -> None:
+        """`rows` placed orders due at `moment`, one each in connections spread evenly over
+        the first `count` (0, count/rows, 2·count/rows, ...)."""
+        for k in range(rows):
+            url, schema = self.venue_of(k * count // rows)
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(
+                    sql.SQL("INSERT INTO {}.orders (status, due_at) VALUES ('placed', %s)").format(
+                        sql.Identifier(schema)
+                    ),
+                    (moment,),
+                )
 
     def reset(self, count: int) -> None:
         """Empty the first `count` schemas' orders, set-aside records and sweep records."""
