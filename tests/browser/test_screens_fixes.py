@@ -109,6 +109,13 @@ def test_pending_screen_draws_the_next_24_hours(
     expect(page.locator("table.pending")).to_contain_text("Fri 10 Jul 2026 13:33:30")
     expect(page.locator("table.pending")).to_contain_text("closing hour on Friday (opening hours)")
     # The bars are coloured by the stylesheet (no style attribute: the CSP refuses them).
-    fill = chart.locator("rect.bar").first.evaluate("r => getComputedStyle(r).fill")
-    assert fill not in ("", "none", "rgb(0, 0, 0)")
+    # Read in the page until it holds (a refetch may swap the chart in between).
+    page.wait_for_function(
+        """() => {
+            const bar = document.querySelector("svg.timeline rect.bar");
+            const fill = bar ? getComputedStyle(bar).fill : "";
+            return fill !== "" && fill !== "none" && fill !== "rgb(0, 0, 0)";
+        }""",
+        timeout=5_000,
+    )
     screenshot("pending")
