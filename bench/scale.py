@@ -11,6 +11,13 @@ Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/p
      or --punctual: 1,000 connections on the workers docs/operations.md advises, 300 rows due at
      one minute spread over them (every row must move within 60 s: rows_late), without and
      with an outbox producer in every app (the tick then enqueues 1,000 drains).
+     or --throughput N: N idle connections' sweeps enqueued at once by the tick's own
+     enqueue, then K = 1 and 2 workers started as the Procfile does: jobs per second from the
+     first job started to the last finished, the 2:1 ratio, and the CPU the workers,
+     PostgreSQL and Redis used meanwhile (2 cores here, shared by all three).
+     or --tick N: the tick's two parts at N connections in this process, 5 ticks: reading
+     the names with minute work, enqueuing their sweeps (the first tick parses every
+     manifest; the later ones only those saved since).
 Each run takes about 80 s (it waits for a minute to begin); all stop by themselves.
 """
 
@@ -28,7 +35,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import psutil
 from redis import Redis
+from rq import Queue
 from rq.job import Job
 from rq.registry import FinishedJobRegistry
 
@@ -37,8 +46,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale_setup import ROOT, World, redis_server, server_url
 
 from adminium.supervisor import read_procfile
-from jobs.sweep import sweep_job_id
-from services.sweep_ledger import QUEUE
+from jobs.sweep import minute_of, sweep_job_id
+from jobs.tick import enqueue_minute
+from services.connections import connections_with_minute_work
+from services.storage import engine_for, open_session
+from services.sweep_ledger import QUEUE, WAITING
 
 LEAD = 12.0
 """Seconds before the watched minute the processes start (workers import, register)."""
@@ -156,6 +168,172 @@ def run(
     }
 
 
+def tick_summary(size: int, runs: list[dict[str, object]]) -> dict[str, object]:
+    """The p50 of the ticks' read, enqueue and whole times, and the first (cold) tick's."""
+
+    def p50(key: str) -> float:
+        return round(statistics.median(float(r[key]) for r in runs), 1)  # type: ignore[arg-type]
+
+    return {
+        "mode": "tick",
+        "connections": size,
+        "ticks": len(runs),
+        "read_ms_p50": p50("read_ms"),
+        "enqueue_ms_p50": p50("enqueue_ms"),
+        "tick_ms_p50": p50("tick_ms"),
+        "first_tick_ms": runs[0]["tick_ms"] if runs else None,
+        "goal_ms": 5000,
+    }
+
+
+class CpuMeter:
+    """CPU seconds used by the workers, PostgreSQL's processes and the bench's Redis between
+    `start` and `stop`, sampled every half second (a backend that comes and goes between two
+    samples is missed; the workers' warm engines keep theirs)."""
+
+    def __init__(self, workers: list[int], redis_pid: int | None) -> None:
+        self.groups = {"workers": set(workers), "redis": {redis_pid} if redis_pid else set()}
+        self.first: dict[int, float] = {}
+        self.last: dict[int, float] = {}
+        self.group_of: dict[int, str] = {}
+        self.sampled = False
+
+    def sample(self) -> None:
+        for process in psutil.process_iter(["pid", "name"]):
+            pid = process.info["pid"]
+            group = next((g for g, pids in self.groups.items() if pid in pids), None)
+            if group is None and process.info["name"] in ("postgres", "postgresql"):
+                group = "postgres"
+            if group is None:
+                continue
+            try:
+                times = process.cpu_times()
+            except psutil.Error:
+                continue
+            used = times.user + times.system
+            self.group_of[pid] = group
+            # At the first sample every process's baseline is its use so far; a process
+            # first seen later (a new backend) counts whole.
+            self.first.setdefault(pid, used if not self.sampled else 0.0)
+            self.last[pid] = used
+        self.sampled = True
+
+    def used(self) -> dict[str, float]:
+        totals: dict[str, float] = {"workers": 0.0, "postgres": 0.0, "redis": 0.0}
+        for pid, used in self.last.items():
+            totals[self.group_of[pid]] += used - self.first.get(pid, 0.0)
+        return {group: round(seconds, 2) for group, seconds in totals.items()}
+
+
+def throughput(world: World, size: int, workers: int, deadline_s: float = 240) -> dict[str, object]:
+    """`size` idle sweeps enqueued at once, then `workers` workers started: how fast they
+    drain the queue, and whose CPU it took."""
+    control = world.control(size)
+    world.reset(size)
+    names = [f"c{i:05d}" for i in range(size)]
+    procfile = read_procfile(ROOT / "Procfile")
+    with redis_server() as redis_url:
+        client = Redis.from_url(redis_url)
+        now = datetime.now(UTC)
+        # The minute's own start as `now`: each sweep may wait its full 55 s in the queue.
+        minute = minute_of(now)
+        with open_session(control) as session:
+            listed = connections_with_minute_work(session)
+        engine_for(control).dispose()
+        enqueued = enqueue_minute(Queue(QUEUE, connection=client), listed, minute, minute)
+        redis_pid = next(
+            (
+                p.pid
+                for p in psutil.process_iter(["pid", "name", "cmdline"])
+                if p.info["name"] == "redis-server"
+                and any(redis_url.split(":")[2].split("/")[0] in a for a in p.info["cmdline"] or [])
+            ),
+            None,
+        )
+        env = {
+            **os.environ,
+            "DATABASE_URL": control,
+            "REDIS_URL": redis_url,
+            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        }
+        processes = start([procfile["worker"]] * workers, env)
+        meter = CpuMeter([p.pid for p in processes], redis_pid)
+        queue = Queue(QUEUE, connection=client)
+        ended = time.monotonic() + deadline_s
+        try:
+            # The baseline once the first job has started: the workers' own start not counted.
+            while time.monotonic() < ended and queue.count == enqueued:
+                time.sleep(0.05)
+            meter.sample()
+            while time.monotonic() < ended:
+                time.sleep(0.5)
+                meter.sample()
+                if queue.count == 0 and queue.started_job_registry.count == 0:
+                    break
+            meter.sample()
+        finally:
+            stop(processes)
+        starts, ends, took = [], [], []
+        for job in Job.fetch_many([sweep_job_id(n, minute) for n in names], connection=client):
+            if job is None or job.started_at is None or job.ended_at is None:
+                continue
+            starts.append(job.started_at)
+            ends.append(job.ended_at)
+            took.append((job.ended_at - job.started_at).total_seconds() * 1000)
+        client.close()
+    span = (max(ends) - min(starts)).total_seconds() if starts else None
+    return {
+        "mode": "throughput",
+        "connections": size,
+        "workers": workers,
+        "enqueued": enqueued,
+        "finished": len(ends),
+        "span_s": round(span, 2) if span else None,
+        "jobs_per_s": round(len(ends) / span, 1) if span else None,
+        "job_ms_median": round(statistics.median(took), 2) if took else None,
+        "job_ms_p95": percentile(took, 0.95),
+        "cpu_s": meter.used(),
+        "cpu_share_of_2_cores": (
+            {g: round(s / (2 * span), 2) for g, s in meter.used().items()} if span else None
+        ),
+    }
+
+
+def tick(world: World, size: int, ticks: int = 5) -> list[dict[str, object]]:
+    """The tick's read and enqueue at `size` connections, `ticks` times in one process (as
+    a warm worker runs them), each for its own minute on a Redis of the bench's own."""
+    control = world.control(size)
+    found: list[dict[str, object]] = []
+    with redis_server() as redis_url:
+        client = Redis.from_url(redis_url)
+        queue = Queue(QUEUE, connection=client)
+        first = minute_of(datetime.now(UTC))
+        for index in range(ticks):
+            minute = first + timedelta(minutes=index)
+            began = time.perf_counter()
+            with open_session(control) as session:
+                names = connections_with_minute_work(session)
+            read = time.perf_counter()
+            count = enqueue_minute(queue, names, minute, minute)
+            done = time.perf_counter()
+            found.append(
+                {
+                    "tick": index + 1,
+                    "names": len(names),
+                    "enqueued": count,
+                    "read_ms": round((read - began) * 1000, 1),
+                    "enqueue_ms": round((done - read) * 1000, 1),
+                    "tick_ms": round((done - began) * 1000, 1),
+                }
+            )
+            # As if the minute's sweeps had run: none is left waiting for the next tick to drop.
+            queue.empty()
+            client.delete(WAITING)
+        client.close()
+    engine_for(control).dispose()
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="50,200,1000")
@@ -167,8 +345,34 @@ def main() -> None:
         help="1,000 connections, the advised workers, 300 rows due at one minute spread over "
         "them; without and with the tick's outbox drains (a producer in every app)",
     )
+    parser.add_argument("--throughput", type=int, default=0, metavar="N")
+    parser.add_argument("--tick", type=int, default=0, metavar="N")
     options = parser.parse_args()
     sizes = [int(s) for s in options.sizes.split(",")]
+    if options.tick:
+        world = World(server_url(), options.tick)  # the control plane only: no venue schemas
+        try:
+            runs = tick(world, options.tick)
+            for found in runs:
+                print(json.dumps({"mode": "tick", "connections": options.tick, **found}))
+            print(json.dumps(tick_summary(options.tick, runs)), flush=True)
+        finally:
+            world.drop()
+        return
+    if options.throughput:
+        world = World(server_url(), options.throughput)
+        try:
+            world.install()
+            rates: dict[int, float] = {}
+            for workers in (1, 2):
+                found = throughput(world, options.throughput, workers)
+                print(json.dumps(found), flush=True)
+                rates[workers] = float(found["jobs_per_s"] or 0)  # type: ignore[arg-type]
+            ratio = round(rates[2] / rates[1], 2) if rates[1] else None
+            print(json.dumps({"mode": "throughput", "ratio_2_to_1": ratio, "goal": 1.8}))
+        finally:
+            world.drop()
+        return
     world = World(server_url(), 1000 if options.punctual else max(sizes))
     try:
         world.install()
