@@ -16,7 +16,7 @@ from rq import Queue, get_current_job
 from sqlalchemy.orm import Session
 
 from jobs.sweep import control_url
-from services.deliveries import drain_connection, enqueue_deliveries
+from services.deliveries import DRAIN, drain_connection
 from services.storage import open_session
 from services.webhooks import connections_with_automations
 
@@ -37,6 +37,6 @@ def enqueue_delivery_drains(queue: Queue, session: Session) -> int:
     delivery drain (one waiting already serves); how many connections."""
     names = connections_with_automations(session)
     for name in names:
-        enqueue_deliveries(queue, name)
+        DRAIN.enqueue(queue, name)
     log.debug("delivery drains enqueued for %s connections", len(names))
     return len(names)

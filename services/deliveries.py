@@ -24,7 +24,6 @@ from typing import Any
 
 import redis
 import sqlalchemy as sa
-from rq import Queue
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 from standardwebhooks.webhooks import Webhook as Signer
@@ -171,11 +170,6 @@ def drain(
     return done
 
 
-def waiting_key(connection: str) -> str:
-    """The Redis key held while a delivery drain of the connection waits in the queue."""
-    return DRAIN.waiting_key(connection)
-
-
 def drain_connection(
     session: Session,
     connection: str,
@@ -214,7 +208,7 @@ def send_again_now(
     again = send_again(engine, delivery, app, now=now)
     if again:
         log.info("delivery %s of %s sent again by %s", delivery, app, actor)
-        wake(publisher, connection)
+        DRAIN.wake(publisher.client, QUEUE, connection)
     return again
 
 
@@ -248,15 +242,4 @@ def deliveries_queued(publisher: Publisher, *results: WriteResult) -> None:
     queued = [r for r in results if r.deliveries and r.events]
     if not queued or publisher.client is None:
         return
-    wake(publisher, queued[0].events[0].connection)
-
-
-def wake(publisher: Publisher, connection: str) -> None:
-    """Enqueue a delivery drain of the connection (`services.sending.DrainJob`). Best effort:
-    the minute's drain is the safety net."""
-    DRAIN.wake(publisher.client, QUEUE, connection)
-
-
-def enqueue_deliveries(queue: Queue, connection: str) -> bool:
-    """Enqueue a delivery drain of the connection unless one already waits to start."""
-    return DRAIN.enqueue(queue, connection)
+    DRAIN.wake(publisher.client, QUEUE, queued[0].events[0].connection)

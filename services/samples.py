@@ -10,8 +10,9 @@ from core.automations import watching
 from core.sample_data import SampleRow, add_sample, marked_keys, removal_events, remove_sample
 from core.samples import SampleFile, load_sample
 from core.store import Store
-from services.deliveries import wake
+from services.deliveries import DRAIN
 from services.events import Publisher
+from services.sweep_ledger import QUEUE
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ def add_sample_data(
     added = add_sample(store, sample, now=now)
     publisher.rows([event for row in added for event in row.events], what="sample rows")
     if hears_samples(store, added):
-        wake(publisher, store.connection)
+        DRAIN.wake(publisher.client, QUEUE, store.connection)
     log.info("sample data of %s/%s: %s rows added", store.connection, store.app.name, len(added))
     return added
 

@@ -20,7 +20,7 @@ from flask.testing import FlaskClient
 from tests.integration.api_fixtures import SETTINGS, Clock, Site, installed_site
 from tests.integration.launching import Launch, start_launch
 from tests.integration.pipeline_fixtures import LONDON, Venue, build_venue
-from tests.integration.screens_fixtures import installed_screens_site, signed_in_client
+from tests.integration.screens_fixtures import installed_screens_site, served, signed_in_client
 from tests.integration.sweep_fixtures import SHOP, Shop, build_shop
 
 # --- the write pipeline: the venue app on a database of its own --------------------
@@ -103,6 +103,14 @@ def screens_site(server_database_url: str, redis_url: str) -> Iterator[Site]:
     """The venue site for a module's tests, its users able to sign in (rows differ by key)."""
     with installed_screens_site(server_database_url, redis_url) as built:
         yield built
+
+
+@pytest.fixture(scope="module")
+def base_url(screens_site: Site) -> Iterator[str]:
+    """The module's screens site served by a real threaded server (websockets need one):
+    its `host:port`."""
+    with served(screens_site.app) as port:
+        yield f"127.0.0.1:{port}"
 
 
 @pytest.fixture

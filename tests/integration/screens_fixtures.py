@@ -6,17 +6,36 @@ The fixtures over them (`screens_site`, `signed_in`) are in conftest.py.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from flask import Flask
 from flask.testing import FlaskClient
+from werkzeug.serving import make_server
 
 from services.models import db
 from services.users import add_user
 from tests.integration.api_fixtures import Site, installed_site
+
+
+@contextmanager
+def served(app: Flask) -> Iterator[int]:
+    """The app served by a real threaded server on a free loopback port (websockets and
+    real HTTP receivers need one); its port. Shut down on leaving."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_port
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
 
 PASSWORD = "correct horse battery"
 """Every test user's password."""

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import http.client
 import queue
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,6 @@ import pytest
 import redis
 from flask.testing import FlaskClient
 from simple_websocket import Client
-from werkzeug.serving import make_server
 
 from core.sample_data import add_sample
 from core.samples import read_sample
@@ -31,16 +29,6 @@ from web import live
 pytestmark = pytest.mark.integration
 BOARD_SOCKET = "/live?screen=board&connection=venue&app=venue&table=orders&q=&state="
 ASIDE_SOCKET = "/live?screen=set_aside&connection=venue"
-
-
-@pytest.fixture(scope="module")
-def base_url(screens_site: Site) -> Iterator[str]:
-    """The site served by a real threaded server (websockets need one)."""
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
 
 
 def cookie_of(client: FlaskClient) -> str:

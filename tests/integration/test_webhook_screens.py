@@ -4,24 +4,22 @@ Deliveries and Recent calls screens, who sees them, and Send again."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 import redis
-from rq import Queue
 from rq.job import Job
-from werkzeug.serving import make_server
 
-from services.deliveries import DELIVERY_JOB, QUEUE, drain_connection, waiting_key
+from services.deliveries import DELIVERY_JOB, DRAIN, drain_connection
 from services.models import App, db
 from services.webhook_receiver import calls_key
 from services.webhooks import add_webhook
 from tests.integration.api_fixtures import Site, rows_path
+from tests.integration.outbox_fixtures import queued_jobs
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import csrf_of, give_passwords, signed_in_client
+from tests.integration.screens_fixtures import csrf_of, give_passwords, served, signed_in_client
 from tests.integration.webhook_fixtures import attempt_rows, delivery_rows, receiver
 
 OFFERED = {
@@ -45,25 +43,20 @@ def hook_site(fresh_site: Site) -> Site:
     # A drain or waiting mark left by another test of this Redis would answer for this one's.
     for job in venue_drains(client):
         job.delete(remove_from_queue=True)
-    client.delete(waiting_key("venue"))
+    client.delete(DRAIN.waiting_key("venue"))
     return fresh_site
 
 
 def venue_drains(client: redis.Redis) -> list[Job]:
     """The delivery drains of connection `venue` waiting in the queue."""
-    queue = Queue(QUEUE, connection=client)
-    return [j for j in queue.jobs if j.func_name == DELIVERY_JOB and j.args == ("venue",)]
+    return queued_jobs(client, DELIVERY_JOB, "venue")
 
 
 @pytest.fixture
-def served(hook_site: Site) -> Iterator[str]:
+def served_at(hook_site: Site) -> Iterator[str]:
     """The site's web app served over real HTTP on a free loopback port; its base URL."""
-    server = make_server("127.0.0.1", 0, hook_site.app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever)
-    thread.start()
-    yield f"http://127.0.0.1:{server.port}"
-    server.shutdown()
-    thread.join(timeout=5)
+    with served(hook_site.app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def offer(site: Site) -> int:
@@ -97,24 +90,24 @@ def test_a_rest_move_queues_a_delivery_and_enqueues_its_drain(hook_site: Site) -
     offer(hook_site)
     again = venue_drains(client)
     assert len(drains) == len(again) == 1
-    assert client.exists(waiting_key("venue"))
+    assert client.exists(DRAIN.waiting_key("venue"))
     drains[0].delete(remove_from_queue=True)
     # A drain that has started takes the mark: the next commit enqueues one of its own.
     with hook_site.app.app_context():
         drain_connection(db.session, "venue", clock=lambda: at("2026-07-10 09:00"), client=client)
-    assert not client.exists(waiting_key("venue"))
+    assert not client.exists(DRAIN.waiting_key("venue"))
     offer(hook_site)
     later = venue_drains(client)
     assert len(later) == 1
     later[0].delete(remove_from_queue=True)
-    client.delete(waiting_key("venue"))
+    client.delete(DRAIN.waiting_key("venue"))
 
 
 def test_the_product_s_own_receiver_verifies_a_delivery_and_lists_it(
-    hook_site: Site, served: str
+    hook_site: Site, served_at: str
 ) -> None:
     with hook_site.app.app_context():
-        add_webhook(db.session, "venue", "kitchen", f"{served}/receiver/venue/kitchen")
+        add_webhook(db.session, "venue", "kitchen", f"{served_at}/receiver/venue/kitchen")
     hook_site.clock.now = datetime.now(UTC)  # a signature holds five minutes of real time
     key = offer(hook_site)
     assert len(deliver(hook_site).sent) == 1
@@ -130,10 +123,10 @@ def test_the_product_s_own_receiver_verifies_a_delivery_and_lists_it(
 
 
 def test_the_receiver_refuses_an_unsigned_call_and_keeps_nothing(
-    hook_site: Site, served: str
+    hook_site: Site, served_at: str
 ) -> None:
     with hook_site.app.app_context():
-        add_webhook(db.session, "venue", "kitchen", f"{served}/receiver/venue/kitchen")
+        add_webhook(db.session, "venue", "kitchen", f"{served_at}/receiver/venue/kitchen")
     answer = hook_site.client.post(
         "/receiver/venue/kitchen",
         data=b'{"forged": true}',
