@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 import urllib.request
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -50,7 +49,6 @@ def test_a_real_order_cancelled_by_the_clock_emails_the_customer(
 ) -> None:
     running = launch()
     running.wait_until_up()
-    started = time.monotonic()
     with open_session(running.database_url()) as session:
         token = renew_token(session, DEMO_EMAIL)
     # Picked up yesterday: its moment, yesterday's closing (23:00 London every day in the
@@ -97,6 +95,5 @@ def test_a_real_order_cancelled_by_the_clock_emails_the_customer(
     assert subject in page and "dana@example.com" in page
     row = page[page.index(subject) :].split("</tr>")[0]
     assert 'class="badge sent"' in row, row
-    assert time.monotonic() - started < 30, "the demo's email took too long"
     assert running.stop(signal.SIGINT, group=True) in (0, 130)
     wait_for("every process of the run to stop", lambda: not running.leftovers())

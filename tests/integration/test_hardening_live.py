@@ -3,14 +3,9 @@ on another connection is no reason to link this connection's."""
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Iterator
-
 import pytest
 import redis
 from simple_websocket import Client
-from werkzeug.serving import make_server
 
 from services.apps import add_app
 from services.connections import add_connection
@@ -38,16 +33,6 @@ def annex(screens_site: Site) -> str:
     return "annex"
 
 
-@pytest.fixture(scope="module")
-def base_url(screens_site: Site) -> Iterator[str]:
-    """The site served by a real threaded server (websockets need one)."""
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
-
-
 def card_of(page: str, connection: str) -> str:
     """One connection's card out of a page or a pushed fragment."""
     start = page.index(f'id="connection-{connection}"')
@@ -70,12 +55,11 @@ def test_a_pushed_card_links_only_the_apps_its_page_shows(
     )
     publisher = Publisher(redis.Redis.from_url(redis_url), owned=True)
     try:
-        started = time.monotonic()
         publisher.pause(annex, True)
         message = ""
         while 'id="connection-annex"' not in message:
-            message = socket.receive(timeout=2.0) or ""
-            assert time.monotonic() - started < 2.0, "no card pushed"
+            message = socket.receive(timeout=10.0) or ""
+            assert message, "no card pushed"
     finally:
         socket.close()
         publisher.close()

@@ -101,14 +101,12 @@ def test_two_sweeps_racing_over_1000_due_holds_give_each_back_once(till: Till) -
             given.extend(g.record.key for g in report.given_back)
         return given
 
-    started = time.monotonic()
     try:
         with ThreadPoolExecutor(max_workers=2) as pool:
             racing = [pool.submit(sweeps, store) for store in (till.store, other)]
             given = [key for future in racing for key in future.result(timeout=90)]
     finally:
         engine.dispose()
-    assert time.monotonic() - started < 60
     assert len(given) == 1000 and len(set(given)) == 1000
     entries = till.entries()
     backs = Counter(e["row_key"] for e in entries if e["kind"] == "give-back")

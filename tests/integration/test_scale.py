@@ -137,10 +137,8 @@ def test_warm_engines_are_bounded_and_the_coldest_lets_its_connections_go(
 
 def test_the_worker_class_stops_a_job_at_its_timeout(client: redis.Redis, queue: Queue) -> None:
     job = queue.enqueue(time.sleep, 10, job_timeout=1)
-    started = time.monotonic()
     SweepWorker([queue], connection=client).work(burst=True)
-    took = time.monotonic() - started
     job = Job.fetch(job.id, connection=client)
+    # Stopped by its timeout: a sleep that ran its 10 s would have finished, not failed.
     assert job.get_status() == JobStatus.FAILED
     assert "JobTimeoutException" in (job.latest_result().exc_string or "")
-    assert took < 5  # stopped at about 1 s, not after the 10 s sleep
