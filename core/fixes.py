@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from core.columns import owned_columns
+from core.lock import holds, shut_columns
 from core.manifest.model import Column, Moment, Table, Timed
 from core.refusals import named_field
 
@@ -102,10 +103,7 @@ def fix_fields(
 
 def _locked(spec: Table, row: Mapping[str, Any], column: str) -> str:
     """Words for a lock that keeps `column` shut on the row as it is ("status is placed"), or ""."""
-    state = spec.states.column if spec.states is not None else None
     for rule in spec.lock or ():
-        if row.get(rule.when.column) not in rule.when.values:
-            continue
-        if ("*" in rule.columns and column != state) or column in rule.columns:
+        if holds(rule.when, row) and column in shut_columns(spec, rule):
             return f"{rule.when.column} is {row.get(rule.when.column)}"
     return ""

@@ -10,26 +10,30 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.errors import RowLocked
-from core.manifest.model import Table, ValueWatch
+from core.manifest.model import LockRule, Table, ValueWatch
 
 Row = Mapping[str, Any]
 
 
-def _holds(watch: ValueWatch, row: Row | None) -> bool:
+def holds(watch: ValueWatch, row: Row | None) -> bool:
+    """Whether the row holds one of the watched values (so the lock rule is on)."""
     return row is not None and watch.column in row and row[watch.column] in watch.values
+
+
+def shut_columns(spec: Table, rule: LockRule) -> set[str]:
+    """The columns a lock rule keeps shut: `"*"` is every column but the state column."""
+    if "*" not in rule.columns:
+        return set(rule.columns)
+    state = spec.states.column if spec.states is not None else None
+    return {c.ref for c in spec.columns if c.ref != state}
 
 
 def judge_lock(spec: Table, held: Row | None, after: Row, sent: Mapping[str, Any]) -> None:
     """Refuse changes the lock keeps shut, judged on the row as held and as it would be."""
-    state = spec.states.column if spec.states is not None else None
     for rule in spec.lock or ():
-        if not (_holds(rule.when, held) or _holds(rule.when, after)):
+        if not (holds(rule.when, held) or holds(rule.when, after)):
             continue
-        shut = (
-            {c.ref for c in spec.columns if c.ref != state}
-            if "*" in rule.columns
-            else set(rule.columns)
-        )
+        shut = shut_columns(spec, rule)
         # A value sent as it already is changes nothing, so the lock lets it be.
         refused = sorted(
             name

@@ -47,9 +47,7 @@ def _context(store: Store, table: str, row: Row, parts: Sequence[object]) -> Mom
     if not (reads.tables or reads.vias):
         return MomentContext(row=row, zone=store.zone)
     with store.engine.connect() as conn:
-        tables = store.read_clock_tables(conn, reads.tables) if reads.tables else {}
-        linked = store.linked_rows(conn, table, row, reads.vias) if reads.vias else {}
-    return MomentContext(row=row, zone=store.zone, linked=linked, tables=tables)
+        return store.moment_context(conn, table, row, reads)
 
 
 def _in_time(

@@ -32,8 +32,9 @@ from core.manifest.model import (
     SettingRef,
     Table,
 )
+from core.moments import MomentContext, Tables
 from core.outbox import outbox as _outbox  # noqa: F401  (install makes it)
-from core.reads import ReadsCache
+from core.reads import Reads, ReadsCache
 from core.sample_marks import sample_marks as _sample_marks  # noqa: F401  (install makes it)
 from core.set_aside import set_aside as _set_aside  # noqa: F401  (install makes it)
 from core.sweep_records import SWEEP_UPGRADES
@@ -304,6 +305,24 @@ class Store:
                 None if target is None or value is None else self.read_row(conn, target, value)
             )
         return linked
+
+    def moment_context(
+        self,
+        conn: Connection,
+        name: str,
+        row: Mapping[str, Any],
+        reads: Reads,
+        given: Tables | None = None,
+    ) -> MomentContext:
+        """What moments read besides the row: the settings and hours tables (those `given`
+        when they hold every one read, else read now) and the linked rows."""
+        tables: Tables = {}
+        if given is not None and reads.tables <= given.keys():
+            tables = {table: given[table] for table in reads.tables}
+        elif reads.tables:
+            tables = self.read_clock_tables(conn, reads.tables)
+        linked = self.linked_rows(conn, name, row, reads.vias) if reads.vias else {}
+        return MomentContext(row=row, zone=self.zone, linked=linked, tables=tables)
 
     def find_by_code(self, name: str, column: str, code: str) -> Row | None:
         """The row whose code column holds exactly this code; None for an unknown or old code."""

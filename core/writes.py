@@ -38,7 +38,7 @@ from core.ledgers import make_postings, plan_postings
 from core.limits import judge_limits
 from core.lock import judge_lock
 from core.manifest.model import MoveSpec, Table, Timed
-from core.moments import MomentContext, Tables
+from core.moments import Tables
 from core.moves import judge_move
 from core.outbox import queue_messages
 from core.refusals import refused_value
@@ -410,20 +410,14 @@ def _judge_time(
         return _Verdict(False, None, None, {})
     # A new row's moments read the values being written; a held row's, the row as stored.
     row = held if held is not None else sent
-    tables: Tables = {}
-    if req.tables is not None and reads.tables <= req.tables.keys():
-        tables = {name: req.tables[name] for name in reads.tables}
-    elif reads.tables:
-        tables = store.read_clock_tables(conn, reads.tables)
-    linked = store.linked_rows(conn, req.table, row, reads.vias) if reads.vias else {}
-    ctx = MomentContext(row=row, zone=store.zone, linked=linked, tables=tables)
+    ctx = store.moment_context(conn, req.table, row, reads, req.tables)
     if req.timed is not None:
         judge_due(req.timed, ctx, req.now)
     if requires is not None:
         judge_requires(requires, ctx, req.now, req.actor)
     verdict = judge_late(late, ctx, req.now, req.actor) if late is not None else LateVerdict(False)
     flag = late.flag if late is not None and late.mode == "flag" else None
-    return _Verdict(verdict.late, flag, verdict.opens, tables)
+    return _Verdict(verdict.late, flag, verdict.opens, ctx.tables)
 
 
 def _judge_window_opened(req: _Run, verdict: _Verdict) -> None:
