@@ -50,29 +50,18 @@ def edit(store: Store, table: str, key: Any, actor: Actor, column: str, raw: str
         raise ValueRefused(
             f"no column {echo(column)!r}", {"column": echo(column), "reason": "unknown"}
         )
-    value = form_value(found, raw, store)
-    return write_by_person(
-        store,
-        table,
-        key,
-        actor=actor,
-        clock=clock,
-        publisher=publisher(),
-        values={column: value},
-    )
+    return _write(store, table, key, actor, values={column: form_value(found, raw, store)})
 
 
 def move(
     store: Store, table: str, key: Any, actor: Actor, to: str, seen: str | None
 ) -> WriteResult:
     """Move a row as a person, naming the state they saw; its events go out after the commit."""
+    return _write(store, table, key, actor, move_to=to, seen_state=seen or None)
+
+
+def _write(store: Store, table: str, key: Any, actor: Actor, **change: Any) -> WriteResult:
+    """A person's write from a screen, on the web's clock and publisher."""
     return write_by_person(
-        store,
-        table,
-        key,
-        actor=actor,
-        clock=clock,
-        publisher=publisher(),
-        move_to=to,
-        seen_state=seen or None,
+        store, table, key, actor=actor, clock=clock, publisher=publisher(), **change
     )
