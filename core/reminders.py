@@ -23,7 +23,8 @@ from sqlalchemy.engine import Connection
 
 from core.clock import parse_wall_time, venue_day, wall_to_instant
 from core.mail import render_words
-from core.manifest.model import Lead, LeadFallback, Reminder
+from core.manifest.model import Lead, LeadFallback, Reminder, SettingRef
+from core.moments import read_setting
 from core.outbox import mail_context, mail_row, outbox, producers, reminder_address
 from core.sample_marks import sample_marks
 from core.store import Store
@@ -118,14 +119,14 @@ def _queue(conn: Connection, store: Store, number: int, reminder: Reminder, now:
 
 def _setting_values(conn: Connection, store: Store, lead: Lead) -> dict[str, Any]:
     """The settings a lead reads: its own value (without `via`) and its fallback."""
-    values: dict[str, Any] = {}
     wanted: dict[str, Lead | LeadFallback] = {"fallback": lead.fallback} if lead.fallback else {}
     if lead.via is None:
         wanted["own"] = lead
-    for name, ref in wanted.items():
-        rows = store.read_rows(conn, ref.table)
-        values[name] = rows[0].get(ref.column) if len(rows) == 1 else None
-    return values
+    tables = store.read_clock_tables(conn, {ref.table for ref in wanted.values()})
+    return {
+        name: read_setting(SettingRef(table=ref.table, column=ref.column), tables)
+        for name, ref in wanted.items()
+    }
 
 
 def _largest_lead(
