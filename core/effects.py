@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.errors import AdminiumError, PublicError, WriteConflict
-from core.manifest.effect_rules import MAX_DEPTH
+from core.manifest.effect_rules import MAX_DEPTH, effect_target
 from core.manifest.model import Effect, MoveSpec, Table
 from core.sample_marks import is_sample_row, sample_marks
 from core.store import Store
@@ -63,7 +63,9 @@ def make_effects(
     if move is None or not move.effects or cause.from_ == cause.to or depth >= MAX_DEPTH:
         return []
     sample = is_sample_row(conn, store.app.name, cause.table, cause.key)
-    targets = [(_target(store, cause.table, effect), effect) for effect in move.effects]
+    targets = [
+        (effect_target(store.app.tables, cause.table, effect), effect) for effect in move.effects
+    ]
     results: list[Any] = []
     for target, effect in sorted(targets, key=lambda found: found[0] or ""):
         if target is None:
@@ -76,14 +78,6 @@ def make_effects(
                 _name_linked(error, target, linked[key_column])
                 raise
     return results
-
-
-def _target(store: Store, table: str, effect: Effect) -> str | None:
-    """The table whose rows an effect moves."""
-    if effect.table is not None:
-        return effect.table
-    link = next((c for c in store.spec(table).columns if c.ref == effect.via), None)
-    return link.references if link is not None else None
 
 
 def moving_states(spec: Table, to: str) -> list[str]:

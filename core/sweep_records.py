@@ -61,10 +61,3 @@ def recent_sweeps(conn: Connection, connection: str, limit: int = 60) -> list[di
         .limit(limit)
     )
     return [dict(row) for row in conn.execute(query).mappings()]
-
-
-def last_sweep(engine: sa.Engine, connection: str) -> dict[str, Any] | None:
-    """A connection's latest sweep record, if any."""
-    with engine.connect() as conn:
-        found = recent_sweeps(conn, connection, limit=1)
-    return found[0] if found else None
