@@ -162,6 +162,13 @@ class Hub:
                 self.watcher.start()
         return self.subscribed.wait(wait)
 
+    def stop(self, wait: float = 3.0) -> None:
+        """Stop listening and watching (the threads end within a second or so)."""
+        self.stopping.set()
+        for thread in (self.thread, self.watcher):
+            if thread is not None:
+                thread.join(wait)
+
     def register(self, screen: Screen) -> tuple[int, queue.Queue[object]]:
         """Add an open socket."""
         inbox: queue.Queue[object] = queue.Queue()
@@ -445,6 +452,11 @@ def init_app(app: Flask) -> None:
 
 
 _HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
+
+
+def stop_hub(app: Flask) -> None:
+    """Stop an app's hub before its databases or Redis go (tests; a process that exits)."""
+    app.extensions["adminium.live"].stop()
 
 
 @atexit.register

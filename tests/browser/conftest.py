@@ -19,6 +19,7 @@ from werkzeug.serving import make_server
 from tests.integration.api_fixtures import Site
 from tests.integration.screens_fixtures import installed_screens_site
 from web import create_app
+from web.live import stop_hub
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Headless, and nothing that reaches out to the network on its own.
@@ -64,13 +65,14 @@ def serve_app() -> Iterator[Callable[[Flask], str]]:
     def serve(app: Flask) -> str:
         server = make_server("127.0.0.1", 0, app, threaded=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
+        servers.append((server, app))
         return f"http://127.0.0.1:{server.server_port}"
 
     yield serve
-    for server in servers:
+    for server, app in servers:
         server.shutdown()
         server.server_close()
+        stop_hub(app)
 
 
 @pytest.fixture(scope="module")

@@ -197,6 +197,7 @@ def test_sign_out_closes_the_open_screens_of_that_session(page: Page, base: str)
 
     other.get_by_role("button", name="Sign out").click()
 
-    expect(page).to_have_title("Sign in · Adminium", timeout=LIVE_MS)
+    # A deadline for the close to come at all (a loaded machine may take seconds), not a speed.
+    expect(page).to_have_title("Sign in · Adminium", timeout=10_000)
     assert page.url.endswith("/signin?next=/apps/venue/venue/orders")
     other.close()

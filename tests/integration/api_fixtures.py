@@ -27,6 +27,7 @@ from services.users import add_user
 from tests.conftest import database_url_for
 from tests.integration.pipeline_fixtures import HOURS, MANIFEST, SETTINGS, at
 from web import create_app
+from web.live import stop_hub
 
 
 def api_manifest() -> dict[str, Any]:
@@ -167,6 +168,7 @@ def installed_site(server_url: str, redis_url: str) -> Iterator[Site]:
     try:
         built = build_site(control_url, venue_url, redis_url)
         yield built
+        stop_hub(built.app)  # its clock watch would read databases about to be dropped
         with built.app.app_context():
             db.engine.dispose()
     finally:
