@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -15,6 +20,7 @@ from core.audit import ADMINIUM_SCHEMA, adminium_metadata
 from core.manifest.check import check_manifest
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
+from core.minute_work import has_minute_work
 from core.store import Store, install_app, upgrade_adminium
 from core.values import text_fault
 from services.connections import get_connection
@@ -28,7 +34,7 @@ from services.errors import (
 )
 from services.indexes import make_indexes
 from services.models import App, Connection
-from services.storage import connection_engine
+from services.storage import connection_engine, engine_for
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +117,117 @@ def app_store(app: App) -> Store:
 def swept_stores(connection: Connection) -> list[Store]:
     """The stores of a connection's apps the minute job has work for (what the sweep reads)."""
     return [app_store(app) for app in connection.apps if app.has_minute_work]
+
+
+WARM_APPS = int(os.environ.get("ADMINIUM_WARM_APPS", "5000"))
+"""How many apps' parsed manifests and stores a process keeps for its sweeps
+(ADMINIUM_WARM_APPS): a worker sweeping thousands of connections a minute parses a manifest
+and builds its tables once, not once a minute (docs/operations.md, "Running at scale")."""
+
+
+@dataclass(frozen=True)
+class SweptApps:
+    """What a sweep reads of the control plane: the pause, and the stores it sweeps."""
+
+    paused: bool
+    stores: list[Store]
+
+
+@dataclass(frozen=True)
+class _Warm:
+    """An app as a sweep last read it: its row's `updated_at`, where it lived, its store
+    (None when the minute job has no work for it)."""
+
+    updated_at: datetime
+    url: str
+    zone: str
+    store: Store | None
+
+
+class _WarmApps:
+    """At most `size` apps by (control plane, app id), the least recently used forgotten."""
+
+    def __init__(self, size: int) -> None:
+        self.size = max(1, size)
+        self._apps: OrderedDict[tuple[str, int], _Warm] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, int]) -> _Warm | None:
+        with self._lock:
+            found = self._apps.get(key)
+            if found is not None:
+                self._apps.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, int], warm: _Warm) -> None:
+        with self._lock:
+            self._apps[key] = warm
+            self._apps.move_to_end(key)
+            while len(self._apps) > self.size:
+                self._apps.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._apps)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._apps.clear()
+
+
+WARM = _WarmApps(WARM_APPS)
+"""This process's apps as its sweeps last read them."""
+
+
+def swept_apps(session: Session, name: str) -> SweptApps:
+    """A connection's pause and the stores of its apps the minute job has work for, in one
+    read of the control plane: each app's manifest is read and parsed, and its tables
+    built, only when the app was saved (its `updated_at` moved) or its connection's URL or
+    zone changed since this process last swept it."""
+    if text_fault(name):
+        raise NotFound(f"no connection named {name!r}", {"connection": name})
+    query = (
+        select(Connection.paused, Connection.url, Connection.zone, App.id, App.updated_at)
+        .outerjoin(App, App.connection_id == Connection.id)
+        .where(Connection.name == name)
+        .order_by(App.id)
+    )
+    rows = session.execute(query).all()
+    if not rows:
+        raise NotFound(f"no connection named {name!r}", {"connection": name})
+    plane = session.get_bind().url.render_as_string(hide_password=False)
+    paused, url, zone = bool(rows[0][0]), str(rows[0][1]), rows[0][2] or "UTC"
+    engine = engine_for(url)
+    apps: dict[int, _Warm | None] = {}
+    for *_, app_id, updated_at in rows:
+        if app_id is not None:
+            warm = WARM.get((plane, app_id))
+            fresh = warm is not None and (warm.updated_at, warm.url, warm.zone) == (
+                updated_at,
+                url,
+                zone,
+            )
+            apps[app_id] = warm if fresh else None
+    stale = [app_id for app_id, warm in apps.items() if warm is None]
+    if stale:
+        saved = select(App.id, App.updated_at, App.manifest).where(App.id.in_(stale))
+        for app_id, updated_at, manifest in session.execute(saved):
+            model = load_app(manifest)
+            work = has_minute_work(model)
+            store = Store(engine, model, ZoneInfo(zone), connection=name) if work else None
+            apps[app_id] = _Warm(updated_at, url, zone, store)
+            WARM.put((plane, app_id), apps[app_id])
+    stores: list[Store] = []
+    for app_id, warm in apps.items():
+        if warm is None or warm.store is None:
+            continue  # no work for the minute job (or removed since the first read)
+        store = warm.store
+        if store.engine is not engine:
+            # The engine was let go of to keep the warm engines bounded: a store on the
+            # current one (the parsed manifest and its tables kept).
+            store = Store(engine, store.app, store.zone, connection=name)
+            WARM.put((plane, app_id), _Warm(warm.updated_at, url, zone, store))
+        stores.append(store)
+    return SweptApps(paused, stores)
 
 
 def lookup_app(session: Session, connection: str, name: str) -> App | None:

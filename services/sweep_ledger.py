@@ -40,8 +40,10 @@ LAG = PREFIX + "lag"
 """Hash: connection -> seconds from its minute's start to its latest sweep's start."""
 DURATION = PREFIX + "duration"
 """Hash: connection -> seconds its latest sweep took."""
-HISTOGRAMS = {"duration": PREFIX + "duration-hist", "lag": PREFIX + "lag-hist"}
-"""Hashes of cumulative bucket counts ("le"), "sum" and "count", cluster-wide."""
+HISTOGRAMS = {"duration": PREFIX + "duration-buckets", "lag": PREFIX + "lag-buckets"}
+"""Hashes, cluster-wide: the count of observations in each bucket ("le" of the smallest
+bound at or above the value, "+Inf" past the last) and "sum"; a read adds them up into
+Prometheus' cumulative buckets (a sweep writes one bucket, not one per bound)."""
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 """The histograms' upper bounds in seconds (sweep duration, and lag to its start)."""
 
@@ -141,10 +143,11 @@ def count_drops(client: redis.Redis, drops: Sequence[Drop]) -> None:
 
 
 def mark_started(client: redis.Redis, connection: str, minute: datetime, started: datetime) -> None:
-    """A sweep of `minute` starts: no longer waiting; its connection was served this minute."""
-    client.eval(_START, 2, WAITING, SERVED, connection, str(_epoch(minute)))
+    """A sweep of `minute` starts: no longer waiting; its connection was served this minute
+    (one round trip)."""
     lag = max(0.0, (started - minute).total_seconds())
     pipe = client.pipeline(transaction=False)
+    pipe.eval(_START, 2, WAITING, SERVED, connection, str(_epoch(minute)))
     pipe.hset(LAG, connection, round(lag, 3))
     _observe(pipe, "lag", lag)
     pipe.execute()
@@ -153,7 +156,8 @@ def mark_started(client: redis.Redis, connection: str, minute: datetime, started
 def mark_finished(
     client: redis.Redis, connection: str, *, seconds: float, moved: int, set_aside: int
 ) -> None:
-    """A sweep ended: counted, with the rows it moved and set aside and how long it took."""
+    """A sweep ended: counted, with the rows it moved and set aside and how long it took
+    (one round trip)."""
     pipe = client.pipeline(transaction=False)
     pipe.hincrby(COUNTS["run"], connection, 1)
     if moved:
@@ -167,10 +171,8 @@ def mark_finished(
 
 def _observe(pipe: Any, histogram: str, value: float) -> None:
     key = HISTOGRAMS[histogram]
-    for bound in BUCKETS:
-        if value <= bound:
-            pipe.hincrby(key, str(bound), 1)
-    pipe.hincrby(key, "+Inf", 1)
+    bucket = next((str(bound) for bound in BUCKETS if value <= bound), "+Inf")
+    pipe.hincrby(key, bucket, 1)
     pipe.hincrbyfloat(key, "sum", value)
 
 
@@ -205,8 +207,11 @@ def histogram(client: redis.Redis, name: str) -> tuple[list[tuple[str, float]], 
     """A histogram's cumulative buckets (le, count), "+Inf" last, and its sum."""
     found: Mapping[Any, Any] = client.hgetall(HISTOGRAMS[name])
     values = {_text(k): float(v) for k, v in found.items()}
-    buckets = [(str(b), values.get(str(b), 0.0)) for b in BUCKETS]
-    return [*buckets, ("+Inf", values.get("+Inf", 0.0))], values.get("sum", 0.0)
+    cumulative, buckets = 0.0, []
+    for bound in [*(str(b) for b in BUCKETS), "+Inf"]:
+        cumulative += values.get(bound, 0.0)
+        buckets.append((bound, cumulative))
+    return buckets, values.get("sum", 0.0)
 
 
 def queue_figures(client: redis.Redis) -> tuple[int, int]:

@@ -19,8 +19,7 @@ from core.hold_reads import hold_apps
 from core.pending import set_aside_rows
 from core.store import Store
 from core.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection, try_timed_move
-from services.apps import swept_stores
-from services.connections import get_connection
+from services.apps import swept_apps
 from services.deliveries import deliveries_queued
 from services.events import Publisher
 from services.outbox import mail_queued, wake_drain
@@ -38,11 +37,11 @@ def sweep(
     deadline: float = DEADLINE,
 ) -> SweepReport:
     """Sweep a connection of the control plane, unless it is paused as the sweep starts."""
-    found = get_connection(session, connection)
+    found = swept_apps(session, connection)
     if found.paused:
         log.info("sweep of connection %s skipped: paused", connection)
         return SweepReport(connection, now, SweepOutcome.paused, dry_run=dry_run)
-    stores = swept_stores(found)
+    stores = found.stores
     # The control plane's connection is not held while the sweep runs.
     session.rollback()
     report = sweep_connection(

@@ -20,7 +20,15 @@ from jobs.sweep import sweep_job_id
 from jobs.tick import enqueue_minute
 from jobs.worker import SweepWorker
 from services.storage import Engines
-from services.sweep_ledger import DROPPED, DropReason, mark_started, missed
+from services.sweep_ledger import (
+    BUCKETS,
+    DROPPED,
+    DropReason,
+    histogram,
+    mark_finished,
+    mark_started,
+    missed,
+)
 
 # A fixed past minute: the tests pass `now`, so nothing here waits for the wall clock.
 MINUTE = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
@@ -142,3 +150,21 @@ def test_the_worker_class_stops_a_job_at_its_timeout(client: redis.Redis, queue:
     # Stopped by its timeout: a sleep that ran its 10 s would have finished, not failed.
     assert job.get_status() == JobStatus.FAILED
     assert "JobTimeoutException" in (job.latest_result().exc_string or "")
+
+
+def test_the_duration_histogram_counts_each_sweep_once_in_cumulative_buckets(
+    client: redis.Redis,
+) -> None:
+    """Three sweeps of 4 ms, 30 ms and 70 s: a Prometheus histogram counts each in every
+    bucket at or above it (le 0.005 holds the 4 ms one; 0.05 to 60 hold two; +Inf all three)."""
+    before, before_sum = histogram(client, "duration")
+    for seconds in (0.004, 0.03, 70.0):
+        mark_finished(client, names(1)[0], seconds=seconds, moved=0, set_aside=0)
+    after, after_sum = histogram(client, "duration")
+    added = {le: count - dict(before)[le] for le, count in after}
+    assert [le for le, _ in after] == [*(str(b) for b in BUCKETS), "+Inf"]
+    assert added == {
+        "0.005": 1, "0.01": 1, "0.025": 1, "0.05": 2, "0.1": 2, "0.25": 2, "0.5": 2,
+        "1.0": 2, "2.5": 2, "5.0": 2, "10.0": 2, "30.0": 2, "60.0": 2, "+Inf": 3,
+    }  # fmt: skip
+    assert after_sum - before_sum == pytest.approx(70.034)
