@@ -5,10 +5,14 @@ still stops a job at its timeout."""
 from __future__ import annotations
 
 import logging
+import math
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -16,6 +20,7 @@ import redis
 from rq import Queue
 from rq.job import Job, JobStatus
 
+from jobs import worker
 from jobs.sweep import sweep_job_id
 from jobs.tick import enqueue_minute
 from jobs.worker import SweepWorker
@@ -30,6 +35,7 @@ from services.sweep_ledger import (
     missed,
 )
 
+ROOT = Path(__file__).resolve().parents[2]
 # A fixed past minute: the tests pass `now`, so nothing here waits for the wall clock.
 MINUTE = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
 
@@ -168,3 +174,27 @@ def test_the_duration_histogram_counts_each_sweep_once_in_cumulative_buckets(
         "1.0": 2, "2.5": 2, "5.0": 2, "10.0": 2, "30.0": 2, "60.0": 2, "+Inf": 3,
     }  # fmt: skip
     assert after_sum - before_sum == pytest.approx(70.034)
+
+
+@pytest.mark.parametrize("burst", [False, True], ids=["long-lived", "burst"])
+def test_only_a_long_lived_worker_settles_its_memory(
+    client: redis.Redis, queue: Queue, monkeypatch: pytest.MonkeyPatch, burst: bool
+) -> None:
+    settled: list[bool] = []
+    monkeypatch.setattr(worker, "settle_memory", lambda: settled.append(True))
+    job = queue.enqueue(math.floor, 2.5)
+    SweepWorker([queue], connection=client).work(burst=burst, max_jobs=1)
+    assert Job.fetch(job.id, connection=client).return_value() == 2  # the job ran
+    assert settled == ([] if burst else [True])
+
+
+def test_settling_freezes_what_is_held_and_collects_young_objects_less_often() -> None:
+    # In a process of its own: the test process keeps Python's own collector settings.
+    script = (
+        "import gc, jobs.worker as w; w.settle_memory(); "
+        "print(gc.get_threshold() == w.GC_THRESHOLD, gc.get_freeze_count() > 10000)"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert found.stdout.split() == ["True", "True"]
