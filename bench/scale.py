@@ -11,12 +11,14 @@ Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/p
      or --punctual: 1,000 connections on the workers docs/operations.md advises, 300 rows due at
      one minute spread over them (every row must move within 60 s: rows_late), without and
      with an outbox producer in every app (the tick then enqueues 1,000 drains).
-     or --throughput N: K = 1 and 2 workers started as the Procfile does, then three
+     or --throughput N: K = 1 and 2 workers started as the Procfile does, then four
      minutes of N idle connections' sweeps, each enqueued at once by the tick's own enqueue
      once the one before has drained: per pass, jobs per second from the first job started
      to the last finished, and the CPU the workers, PostgreSQL and Redis used (2 cores
      here, shared by all); then the 2:1 ratio of each pass. Pass 1 is the workers' first
-     minute (every manifest new to them), passes 2 and 3 a minute like any other.
+     minute (every manifest new to them). Each of two workers gets about half the sweeps of
+     a minute, so it has met about 1/2, 3/4, 7/8 of the apps before passes 2, 3, 4 (one
+     worker: all of them before pass 2): pass 4 is the steady minute.
      or --tick N: the tick's two parts at N connections in this process, 5 ticks: reading
      the names with minute work, enqueuing their sweeps (the first tick parses every
      manifest; the later ones only those saved since).
@@ -233,13 +235,12 @@ class CpuMeter:
 
 
 def throughput(
-    world: World, size: int, workers: int, passes: int = 3, deadline_s: float = 240
+    world: World, size: int, workers: int, passes: int = 4, deadline_s: float = 240
 ) -> list[dict[str, object]]:
     """`workers` workers started as the Procfile does, then `passes` minutes of `size` idle
     sweeps, each enqueued at once by the tick's own enqueue once the one before has drained:
     how fast the workers drain each, and whose CPU it took. The first pass is the workers'
-    first minute (every manifest new to them); the later ones are a minute like any other
-    (what each worker keeps from the minutes before)."""
+    first minute (every manifest new to them); later ones use what each worker kept."""
     control = world.control(size)
     world.reset(size)
     names = [f"c{i:05d}" for i in range(size)]
