@@ -33,7 +33,7 @@ from services.errors import (
     first_line,
 )
 from services.indexes import make_indexes
-from services.models import App, Connection
+from services.models import DEFAULT_ZONE, App, Connection
 from services.storage import connection_engine, engine_for
 
 log = logging.getLogger(__name__)
@@ -166,12 +166,6 @@ class _WarmApps:
             while len(self._apps) > self.size:
                 self._apps.popitem(last=False)
 
-    def __len__(self) -> int:
-        return len(self._apps)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._apps.clear()
 
 
 WARM = _WarmApps(WARM_APPS)
@@ -195,18 +189,16 @@ def swept_apps(session: Session, name: str) -> SweptApps:
     if not rows:
         raise NotFound(f"no connection named {name!r}", {"connection": name})
     plane = session.get_bind().url.render_as_string(hide_password=False)
-    paused, url, zone = bool(rows[0][0]), str(rows[0][1]), rows[0][2] or "UTC"
+    paused, url, zone = bool(rows[0][0]), str(rows[0][1]), rows[0][2] or DEFAULT_ZONE
     engine = engine_for(url)
     apps: dict[int, _Warm | None] = {}
     for *_, app_id, updated_at in rows:
-        if app_id is not None:
-            warm = WARM.get((plane, app_id))
-            fresh = warm is not None and (warm.updated_at, warm.url, warm.zone) == (
-                updated_at,
-                url,
-                zone,
-            )
-            apps[app_id] = warm if fresh else None
+        if app_id is None:
+            continue  # a connection with no app
+        warm = WARM.get((plane, app_id))
+        read_as = (updated_at, url, zone)
+        same = warm is not None and (warm.updated_at, warm.url, warm.zone) == read_as
+        apps[app_id] = warm if same else None
     stale = [app_id for app_id, warm in apps.items() if warm is None]
     if stale:
         saved = select(App.id, App.updated_at, App.manifest).where(App.id.in_(stale))

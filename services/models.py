@@ -28,6 +28,9 @@ SCHEMA = "adminium_control"
 ADMIN = "admin"
 """The role that may do everything in every app."""
 
+DEFAULT_ZONE = "UTC"
+"""A connection's zone when none is set."""
+
 
 class Base(DeclarativeBase):
     """Declarative base: the control-plane schema and stable constraint names."""
@@ -74,7 +77,7 @@ class Connection(db.Model):  # type: ignore[name-defined,misc]
     @property
     def zone_name(self) -> str:
         """The venue's zone: the one set, or UTC."""
-        return self.zone or "UTC"
+        return self.zone or DEFAULT_ZONE
 
     def __repr__(self) -> str:
         return f"<Connection {self.id} {self.name!r} {self.safe_url}>"
