@@ -167,7 +167,6 @@ class _WarmApps:
                 self._apps.popitem(last=False)
 
 
-
 WARM = _WarmApps(WARM_APPS)
 """This process's apps as its sweeps last read them."""
 
