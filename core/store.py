@@ -7,6 +7,7 @@ so everything one write makes commits in one transaction (DESIGN decision 1).
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -241,6 +242,13 @@ class Store:
         self.metadata = _shared_metadata(app.model_dump_json(by_alias=True))
         # What each write's rules read besides the row, worked out once per rule.
         self.reads = ReadsCache()
+
+    def on_engine(self, engine: Engine) -> Store:
+        """The same app, zone and tables on another engine (its tables and what its rules
+        read kept, not built again)."""
+        moved = copy.copy(self)
+        moved.engine = engine
+        return moved
 
     @contextmanager
     def transaction(self, conn: Connection | None = None) -> Iterator[Connection]:

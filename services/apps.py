@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -34,6 +32,7 @@ from services.errors import (
 )
 from services.indexes import make_indexes
 from services.models import DEFAULT_ZONE, App, Connection
+from services.recent import LeastRecent
 from services.storage import connection_engine, engine_for
 
 log = logging.getLogger(__name__)
@@ -144,31 +143,8 @@ class _Warm:
     store: Store | None
 
 
-class _WarmApps:
-    """At most `size` apps by (control plane, app id), the least recently used forgotten."""
-
-    def __init__(self, size: int) -> None:
-        self.size = max(1, size)
-        self._apps: OrderedDict[tuple[str, int], _Warm] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, int]) -> _Warm | None:
-        with self._lock:
-            found = self._apps.get(key)
-            if found is not None:
-                self._apps.move_to_end(key)
-            return found
-
-    def put(self, key: tuple[str, int], warm: _Warm) -> None:
-        with self._lock:
-            self._apps[key] = warm
-            self._apps.move_to_end(key)
-            while len(self._apps) > self.size:
-                self._apps.popitem(last=False)
-
-
-WARM = _WarmApps(WARM_APPS)
-"""This process's apps as its sweeps last read them."""
+WARM: LeastRecent[tuple[str, int], _Warm] = LeastRecent(WARM_APPS)
+"""This process's apps as its sweeps last read them, by (control plane, app id)."""
 
 
 def swept_apps(session: Session, name: str) -> SweptApps:
@@ -215,7 +191,7 @@ def swept_apps(session: Session, name: str) -> SweptApps:
         if store.engine is not engine:
             # The engine was let go of to keep the warm engines bounded: a store on the
             # current one (the parsed manifest and its tables kept).
-            store = Store(engine, store.app, store.zone, connection=name)
+            store = store.on_engine(engine)
             WARM.put((plane, app_id), _Warm(warm.updated_at, url, zone, store))
         stores.append(store)
     return SweptApps(paused, stores)

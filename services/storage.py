@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +26,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
 from services.models import SCHEMA, Connection
+from services.recent import LeastRecent
 from services.urls import hide_password, sqlalchemy_url
 
 log = logging.getLogger(__name__)
@@ -71,23 +71,17 @@ class Engines:
     """At most `size` engines by URL, the least recently used disposed to make room."""
 
     def __init__(self, size: int) -> None:
-        self.size = max(1, size)
-        self._engines: OrderedDict[str, Engine] = OrderedDict()
-        self._lock = threading.Lock()
+        self._engines: LeastRecent[str, Engine] = LeastRecent(size)
 
     def get(self, url: str) -> Engine:
         """The engine for a URL: the warm one, or a new one (disposing the coldest)."""
-        with self._lock:
-            engine = self._engines.get(url)
-            if engine is not None:
-                self._engines.move_to_end(url)
-                return engine
-            engine = create_engine(sqlalchemy_url(url), pool_pre_ping=True, pool_size=POOL_SIZE)
-            self._engines[url] = engine
-            cold = self._engines.popitem(last=False)[1] if len(self._engines) > self.size else None
-        if cold is not None:
+        engine, cold = self._engines.get_or_make(
+            url,
+            lambda: create_engine(sqlalchemy_url(url), pool_pre_ping=True, pool_size=POOL_SIZE),
+        )
+        for gone in cold:
             # Its idle connections close now; one still checked out closes when given back.
-            cold.dispose()
+            gone.dispose()
         return engine
 
     def __len__(self) -> int:
@@ -95,9 +89,7 @@ class Engines:
 
     def clear(self) -> None:
         """Dispose of every engine (tests, and a process that forks)."""
-        with self._lock:
-            engines, self._engines = list(self._engines.values()), OrderedDict()
-        for engine in engines:
+        for engine in self._engines.take_all():
             engine.dispose()
 
 

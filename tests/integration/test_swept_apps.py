@@ -15,6 +15,7 @@ from services import apps
 from services.apps import SweptApps, add_app, swept_apps
 from services.connections import add_connection, get_connection
 from services.errors import NotFound
+from services.recent import LeastRecent
 from services.storage import ENGINES, engine_for, open_session, upgrade_control_plane
 from tests.integration.sweep_fixtures import SHOP
 
@@ -125,7 +126,7 @@ def test_a_store_whose_engine_was_let_go_of_gets_the_current_one(control: str, v
 def test_fewer_warm_places_than_apps_still_sweeps_every_app(
     control: str, venue: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(apps, "WARM", apps._WarmApps(1))
+    monkeypatch.setattr(apps, "WARM", LeastRecent(1))
     for _ in range(2):
         assert [s.app.name for s in read(control, venue).stores] == ["shop", "bar"]
 
