@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from core.mail import template_refusals
 from core.manifest.automation_rules import check_automations
+from core.manifest.board_rules import check_board
 from core.manifest.effect_rules import check_effect_rules
 from core.manifest.ledger_rules import check_ledger_rules
 from core.manifest.lookup import (
@@ -88,6 +89,7 @@ def check_app(app: App) -> list[Refusal]:
         _check_columns(lk, out, ("tables", name), name, table)
         check_states(lk, out, ("tables", name, "states"), name, table)
         _check_lock(out, ("tables", name, "lock"), name, table)
+        check_board(out, ("tables", name, "board"), name, table)
     check_ledger_rules(lk, out, _check_watch)
     check_effect_rules(lk, out, _check_watch)
     check_automations(lk, out, _check_watch)

@@ -375,6 +375,15 @@ class Posting(Model):
     gives_back: list[Name] | None = Field(default=None, alias="givesBack")
 
 
+class Board(Model):
+    """What a table's board and wall card shows: which columns, and which is its time."""
+
+    card: list[Name] | None = Field(default=None, max_length=6)
+    """The columns a card shows, in order (the key and the time are shown anyway)."""
+    time: Name | None = None
+    """The column that holds the time the row is for (`pickup_at`), shown large."""
+
+
 class Table(Model):
     """One table of the app. Later rules (effects, totals) join here."""
 
@@ -387,6 +396,8 @@ class Table(Model):
     limits: list[Limit] | None = None
     hold: Hold | None = None
     postings: list[Posting] | None = None
+    board: Board | None = None
+    """What its board's cards show (`core.manifest.board_rules`); defaults without it."""
 
 
 # --- ledgers --------------------------------------------------------------------
