@@ -183,12 +183,29 @@ def user_add(email: str, role: str, app: str | None, password_stdin: bool) -> No
         password = sys.stdin.readline().rstrip("\r\n")
         if not password:
             raise click.ClickException("no password on stdin")
-    with control_plane() as session:
-        added = users.add_user(session, email, role, app, password)
+    with control_plane() as session, redis_publisher() as publisher:
+        added = users.add_user(session, email, role, app, password, publisher)
         where = f"app {app}" if app else "every app"
         click.echo(f"user {added.user.email} holds {role} in {where}")
         if added.token:
             click.echo(f"API token (shown once, keep it): {added.token}")
+
+
+@user_group.command("remove")
+@click.argument("email")
+@click.option("--role", default=None, help="Take this role away instead of the whole user.")
+@click.option("--app", "app", default=None, help="The app the role is in (connection/app).")
+def user_remove(email: str, role: str | None, app: str | None) -> None:
+    """Remove a user, or take one role away (--role); their open screens close."""
+    if app and not role:
+        raise click.UsageError("--app names the app of a --role")
+    with control_plane() as session, redis_publisher() as publisher:
+        if role:
+            user = users.remove_role(session, email, role, app, publisher)
+            click.echo(f"user {user.email} no longer holds {role} in {app or 'every app'}")
+        else:
+            users.remove_user(session, email, publisher)
+            click.echo(f"user {email.strip().lower()} removed")
 
 
 @user_group.command("token")

@@ -67,10 +67,11 @@ class Publisher:
         body = json.dumps({"connection": connection, "paused": paused})
         self._send(lambda c: c.publish(events_channel(connection), body), f"pause of {connection}")
 
-    def signed_out(self, user: int) -> None:
-        """Tell every web process that a user signed out: their open screens close."""
-        body = json.dumps({"signed_out": user})
-        self._send(lambda c: c.publish(SESSIONS_CHANNEL, body), f"sign-out of user {user}")
+    def signed_out(self, user: int, why: str = "signed out") -> None:
+        """Tell every web process that a user signed out (or got a new password, a role
+        change, or was removed: `why`): their open screens close."""
+        body = json.dumps({"signed_out": user, "why": why})
+        self._send(lambda c: c.publish(SESSIONS_CHANNEL, body), f"{why} of user {user}")
 
     def _send(self, send: Callable[[redis.Redis], object], what: str) -> None:
         if self.client is None:

@@ -13,8 +13,9 @@ The hub also watches the clock: every few seconds it reads the sweep health of e
 connection an open screen shows and pushes the stalled banner when it changes. A web
 process is what the person is looking at, so the check lives here rather than in the tick:
 a dead worker or clock process could never publish that it has stopped. Signing out closes
-the user's open sockets (4401, which the ws extension does not retry; the page goes to
-sign-in), in every web process, through the same Redis subscription.
+the user's open sockets (4401, which the ws extension does not retry; the page reloads and
+goes to sign-in), in every web process, through the same Redis subscription; so do a new
+password, a role given or taken away and a user removed (services/users.py).
 """
 
 from __future__ import annotations
@@ -230,17 +231,19 @@ class Hub:
             log.warning("live event is not JSON: %r", data[:200])
             return
         if "signed_out" in event:
-            self.sign_out(event["signed_out"])
+            self.sign_out(event["signed_out"], str(event.get("why", "signed out")))
             return
         self.fan_out(event)
 
-    def sign_out(self, user: object) -> None:
-        """Close every open socket of a user who signed out."""
+    def sign_out(self, user: object, why: str = "signed out") -> None:
+        """Close every open socket of a user who signed out, got a new password or a role
+        change, or was removed (`why`): the page reloads, as the ws extension does not
+        retry 4401, and shows sign-in or the user's roles as they are now."""
         with self.lock:
             inboxes = [inbox for screen, inbox in self.sockets.values() if screen.user == user]
         for inbox in inboxes:
             inbox.put(_SIGNED_OUT)
-        log.info("live sockets of user %s closed: signed out (%s)", user, len(inboxes))
+        log.info("live sockets of user %s closed: %s (%s)", user, why, len(inboxes))
 
     def watch(self) -> None:
         """Every few seconds, push the stalled banner of each shown connection that changed."""

@@ -70,7 +70,6 @@ def sign_out() -> Response:
     the user's open live screens close and go to sign-in."""
     user = signed_in_user()
     if user is not None:
-        end_sessions(db.session, user)
-        publisher().signed_out(user.id)
+        end_sessions(db.session, user, publisher())
     session.clear()
     return redirect(url_for("auth.sign_in"))
