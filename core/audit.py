@@ -44,14 +44,19 @@ def write_and_audit(
     key: Any,
     changes: Mapping[str, Any],
     entry: Mapping[str, Any],
+    *,
+    with_id: bool = False,
 ) -> tuple[sa.Select[Any], dict[str, Any]]:
     """One statement and its parameters: write the row (key None: insert) and audit it.
 
     The row before is read in the same snapshot as the update, and the row after is the
     one the database returns, both as JSON: one round trip makes the write and its audit
-    entry. The statement is built once per shape and reused with new parameters.
+    entry. The statement is built once per shape and reused with new parameters. With
+    `with_id`, the entry's id follows the row's columns (as `AUDIT_ID`), so a write that
+    changes the row again before its commit (its totals) can make `after` say so.
     """
-    statement = _statement(table, key_column, key is None, tuple(changes), tuple(entry))
+    shape = (tuple(changes), tuple(entry), with_id)
+    statement = _statement(table, key_column, key is None, *shape)
     params = {f"v_{name}": value for name, value in changes.items()}
     params.update({f"a_{name}": value for name, value in entry.items()})
     if key is not None:
@@ -66,6 +71,7 @@ def _statement(
     creating: bool,
     columns: tuple[str, ...],
     entry: tuple[str, ...],
+    with_id: bool = False,
 ) -> sa.Select[Any]:
     """The write-and-audit statement for one shape of write, with bound parameters."""
     values = {name: sa.bindparam(f"v_{name}", type_=table.c[name].type) for name in columns}
@@ -97,9 +103,30 @@ def _statement(
     audited = (
         sa.insert(audit)
         .from_select([*entry, "row_key", "before", "after"], audited_values)
+        .returning(audit.c.id)
         .cte("audited")
     )
+    if with_id:
+        entry_id = sa.select(audited.c.id).scalar_subquery().label(AUDIT_ID)
+        return sa.select(*written.c, entry_id).add_cte(audited)
     return sa.select(*written.c).add_cte(audited)
+
+
+AUDIT_ID = "adminium audit id"
+"""The label of the audit entry's id in a write-and-audit statement `with_id`."""
+
+
+def settle_after(parent: sa.Table, key_column: str) -> sa.Update:
+    """The statement that makes audit entries' `after` the row as it is now (executemany
+    with `a_id` and `p_key`): a write whose totals were recomputed after its entry."""
+    row = parent.alias("settled")
+    return (
+        sa.update(audit)
+        .where(audit.c.id == sa.bindparam("a_id"))
+        .where(row.c[key_column] == sa.bindparam("p_key", type_=parent.c[key_column].type))
+        .where(sa.cast(row.c[key_column], sa.Text) == audit.c.row_key)
+        .values(after=sa.func.to_jsonb(row.table_valued()))
+    )
 
 
 def audit_entry(

@@ -7,6 +7,12 @@ and read it as held; 2 the move listed, undo, roles; 3 what the move waits for a
 late rule; 4 the lock and the database's own refusals; 5 the state, `set`, stamps and
 codes; 6 effects; 7 the audit entry, emails, automations; 8 commit, then the events.
 A refusal anywhere is one AdminiumError and the whole transaction rolls back.
+
+The outermost write settles at its end, before its commit (`_settle`): the totals its rows
+touched are recomputed once, the audit entry of a row whose totals changed is made to say
+the row as committed, and only then are its rows' emails and webhook deliveries queued,
+from the rows as committed. So the audit `after`, the webhook's `after`, an email's words
+and the writer's answer all carry the total the row holds, never the one before.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.actors import Actor, ActorKind
-from core.audit import audit_entry, write_and_audit
+from core.audit import AUDIT_ID, audit_entry, settle_after, write_and_audit
 from core.automations import queue_deliveries
 from core.columns import writer_values
 from core.effects import Cause, MoveLinked, make_effects
@@ -46,7 +52,7 @@ from core.sample_marks import sample_marks
 from core.stamps import code_values, firing_stamps, stamp_values
 from core.store import Row, Store
 from core.time_rules import LateVerdict, judge_due, judge_late, judge_requires, late_rule
-from core.totals import Touched, new_totals, touch_totals, write_totals
+from core.totals import TotalsWritten, Touched, new_totals, touch_totals, write_totals
 
 __all__ = [
     "Actor",
@@ -63,8 +69,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class WriteResult:
-    """A committed write: the row as written, whether the move was late, its events, and
-    how many emails and webhook deliveries it queued."""
+    """A committed write: the row as committed, whether the move was late, its events, how
+    many emails and webhook deliveries it queued, and how many linked rows its effects moved."""
 
     table: str
     key: Any
@@ -73,6 +79,7 @@ class WriteResult:
     late: bool = False
     queued: int = 0
     deliveries: int = 0
+    linked: int = 0
 
 
 @dataclass(frozen=True)
@@ -102,14 +109,35 @@ class _Run(WriteRequest):
     """A write as the pipeline runs it: the request with its key as the key column's type,
     and what only the clock passes: its rule and the settings and hours tables it read.
     A linked row's move (an effect) carries its cause, its depth and the outermost write's
-    totals touched."""
+    `_Settling`."""
 
     timed: Timed | None = None
     tables: Tables | None = None
     cause: Cause | None = None
     depth: int = 0
-    touched: Touched | None = None
+    settling: _Settling | None = None
     held: Row | None = None
+
+
+@dataclass(frozen=True)
+class _Told:
+    """A row's write whose emails and deliveries wait for the row as committed."""
+
+    table: str
+    key: Any
+    held: Row | None
+    row: Row
+
+
+@dataclass
+class _Settling:
+    """What one write (its effects included) settles at its end, once its totals are
+    recomputed: the parents touched, each row's audit entry, and the rows whose emails and
+    deliveries are queued then, from the row as committed (its new totals in it)."""
+
+    touched: Touched = field(default_factory=Touched)
+    audited: dict[tuple[str, Any], int] = field(default_factory=dict)
+    told: list[_Told] = field(default_factory=list)
 
 
 def create_row(store: Store, request: WriteRequest) -> WriteResult:
@@ -244,17 +272,19 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     # 7. the audit entry, in the same statement as the write; emails and automations
     #    that watch the state or the table join here (never emails for sample rows).
     written.extend(changes)
-    row = _write_and_audit(conn, store, req, changes, (state_from, state_to))
-    touched = req.touched if req.touched is not None else Touched()
-    touch_totals(store, req.table, held, row, touched)  # 5. totals, written once at the end
+    settling = req.settling if req.settling is not None else _Settling()
+    row, audit_id = _write_and_audit(conn, store, req, changes, (state_from, state_to))
+    settling.audited[(req.table, row[spec.key])] = audit_id
+    # 5. totals, written once at the end
+    touch_totals(store, req.table, held, row, settling.touched)
     accounts = make_postings(
         conn, store, req.table, postings, held, row, actor=req.actor, now=req.now
     )
     cause = Cause(req.table, row[spec.key], state_from, state_to)
-    move_linked = _linked_move(conn, store, req, touched)
+    move_linked = _linked_move(conn, store, req, settling)
     linked = make_effects(conn, store, move, row, cause, depth=req.depth, move_linked=move_linked)
-    queued = queue_messages(conn, store, req.table, held, row, req.actor, req.now)
-    delivering = queue_deliveries(conn, store, req.table, held, row, req.actor, req.now)
+    # Emails and deliveries read the row as committed: queued once the totals are written.
+    settling.told.append(_Told(req.table, row[spec.key], held, row))
     if creating and req.actor.kind is ActorKind.sample:
         # A sample row is marked in its own write, so no crash leaves it unmarked.
         mark = {"app": store.app.name, "table_name": req.table, "row_key": str(row[spec.key])}
@@ -265,11 +295,11 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     state = row.get(state_column) if state_column else None
     event = RowEvent(store.connection, store.app.name, req.table, key, state, req.actor.name)
     log.debug("wrote %s.%s key=%s by %s", store.app.name, req.table, key, req.actor.name)
-    result = WriteResult(req.table, key, row, (event, *accounts), verdict.late, queued, delivering)
-    return _with_fallout(conn, store, req, result, linked, touched)
+    result = WriteResult(req.table, key, row, (event, *accounts), verdict.late)
+    return _with_fallout(conn, store, req, result, linked, settling)
 
 
-def _linked_move(conn: Connection, store: Store, parent: _Run, touched: Touched) -> MoveLinked:
+def _linked_move(conn: Connection, store: Store, parent: _Run, settling: _Settling) -> MoveLinked:
     """How an effect moves a linked row: this same pipeline, one level deeper, as the same
     actor; the database's refusals named as the linked row's."""
 
@@ -285,7 +315,7 @@ def _linked_move(conn: Connection, store: Store, parent: _Run, touched: Touched)
             tables=parent.tables,
             cause=cause,
             depth=parent.depth + 1,
-            touched=touched,
+            settling=settling,
         )
         written: list[str] = []
         try:
@@ -305,26 +335,50 @@ def _with_fallout(
     req: _Run,
     result: WriteResult,
     linked: list[WriteResult],
-    touched: Touched,
+    settling: _Settling,
 ) -> WriteResult:
-    """The write with what it set off: its linked rows' events and queued mail, and, for the
-    outermost write, every total it touched written once; one event per row."""
+    """The write with what it set off: its linked rows' events and how many moved, and, for
+    the outermost write, what it settles at its end (`_settle`); one event per row."""
     events = [*result.events, *(event for found in linked for event in found.events)]
-    row = result.row
-    if req.depth == 0 and touched.parents:
-        totals = write_totals(conn, store, touched.parents, actor=req.actor.name)
-        row = {**row, **totals.values.get((req.table, result.key), {})}
-        events.extend(totals.events)
-    if not linked and len(events) == 1:
-        return replace(result, row=row)
+    moved = len(linked) + sum(found.linked for found in linked)
+    if req.depth > 0:
+        return replace(result, events=tuple(events), linked=moved)
+    totals, queued, delivering = _settle(conn, store, req, settling)
+    events.extend(totals.events)
+    row = {**result.row, **totals.values.get((req.table, result.key), {})}
     by_row = {(event.table, event.key): event for event in events}
     return replace(
         result,
         row=row,
         events=tuple(by_row.values()),
-        queued=result.queued + sum(found.queued for found in linked),
-        deliveries=result.deliveries + sum(found.deliveries for found in linked),
+        queued=queued,
+        deliveries=delivering,
+        linked=moved,
     )
+
+
+def _settle(
+    conn: Connection, store: Store, req: _Run, settling: _Settling
+) -> tuple[TotalsWritten, int, int]:
+    """The outermost write's end, before its commit: every total it touched written once;
+    each audit entry of a row whose totals changed made to say the row as committed; then
+    each row's emails and deliveries queued from the row as committed (its totals in it).
+    The new totals, and how many emails and deliveries were queued."""
+    totals = TotalsWritten()
+    if settling.touched.parents:
+        totals = write_totals(conn, store, settling.touched.parents, actor=req.actor.name)
+    by_table: dict[str, list[dict[str, Any]]] = {}
+    for (table, key), audit_id in settling.audited.items():
+        if (table, key) in totals.values:
+            by_table.setdefault(table, []).append({"a_id": audit_id, "p_key": key})
+    for table, params in sorted(by_table.items()):
+        conn.execute(settle_after(store.table(table), store.spec(table).key), params)
+    queued = delivering = 0
+    for told in settling.told:
+        row = {**told.row, **totals.values.get((told.table, told.key), {})}
+        queued += queue_messages(conn, store, told.table, told.held, row, req.actor, req.now)
+        delivering += queue_deliveries(conn, store, told.table, told.held, row, req.actor, req.now)
+    return totals, queued, delivering
 
 
 def _hold_row(conn: Connection, store: Store, req: _Run) -> Row:
@@ -343,8 +397,9 @@ def _write_and_audit(
     req: _Run,
     changes: Mapping[str, Any],
     move: tuple[str | None, str | None],
-) -> Row:
-    """Steps 5 and 7 in one round trip: the row written and its audit entry; the row after."""
+) -> tuple[Row, int]:
+    """Steps 5 and 7 in one round trip: the row written and its audit entry; the row after
+    and the entry's id."""
     state_from, state_to = move
     moved = state_to is not None and state_to != state_from
     entry = audit_entry(
@@ -358,9 +413,12 @@ def _write_and_audit(
         cause=req.cause.as_dict() if req.cause is not None else None,
     )
     key_column = store.spec(req.table).key
-    statement, params = write_and_audit(store.table(req.table), key_column, req.key, changes, entry)
+    statement, params = write_and_audit(
+        store.table(req.table), key_column, req.key, changes, entry, with_id=True
+    )
     result = conn.execute(statement, params)
-    return dict(zip(result.keys(), result.one(), strict=True))
+    row = dict(zip(result.keys(), result.one(), strict=True))
+    return row, int(row.pop(AUDIT_ID))
 
 
 def _state_after(spec: Table, creating: bool, move: MoveSpec | None) -> str | None:
