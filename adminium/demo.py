@@ -1,7 +1,8 @@
 """The demo that runs out of the box: three example apps with their samples, and a staff account.
 
-On the first `adminium run`, a database `adminium_demo` is made on the control plane's
-server (the embedded one by default), the connection `demo` points at it in the venue
+On the first `adminium run`, a database `adminium_demo` (or the one ADMINIUM_DEMO_DATABASE
+names, so that two demos can share one PostgreSQL) is made on the control plane's server
+(the embedded one by default), the connection `demo` points at it in the venue
 zone Europe/London, and the takeaway, tickets and hotel apps are installed there with
 their tables and samples. Later runs find them and change nothing: samples are added only
 with the app they belong to, so sample data a person removed stays removed. The takeaway's
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEMO_CONNECTION = "demo"
 DEMO_DATABASE = "adminium_demo"
+"""The demo's database unless ADMINIUM_DEMO_DATABASE names another."""
 DEMO_ZONE = "Europe/London"
 DEMO_APPS = ("takeaway", "tickets", "hotel")
 DEMO_EMAIL = "demo@example.com"
@@ -55,16 +57,23 @@ def demo_wanted() -> bool:
     return os.environ.get("ADMINIUM_DEMO", "1").strip().lower() not in ("0", "no", "off", "false")
 
 
+def demo_database_name() -> str:
+    """The demo's database: ADMINIUM_DEMO_DATABASE when set, else adminium_demo."""
+    return os.environ.get("ADMINIUM_DEMO_DATABASE", "").strip() or DEMO_DATABASE
+
+
 def install_demo(
     control_url: str,
     *,
     now: datetime,
     examples: Path = EXAMPLES,
-    database: str = DEMO_DATABASE,
+    database: str | None = None,
     port: int | None = None,
 ) -> dict[str, list[SampleRow]]:
     """Install whatever of the demo is missing, and point its webhook at the receiver on the
-    web's `port` (when given); the samples added, by app (empty when done)."""
+    web's `port` (when given); the samples added, by app (empty when done). The database
+    is `database`, else the one `demo_database_name` gives."""
+    database = database or demo_database_name()
     added: dict[str, list[SampleRow]] = {}
     with open_session(control_url) as session:
         connection = session.scalar(select(Connection).where(Connection.name == DEMO_CONNECTION))
@@ -148,8 +157,9 @@ def add_demo_user(session: Any) -> None:
         )
 
 
-def demo_database(control_url: str, database: str = DEMO_DATABASE) -> str:
+def demo_database(control_url: str, database: str | None = None) -> str:
     """The demo database on the control plane's server, made if missing; its URL."""
+    database = database or demo_database_name()
     with psycopg.connect(control_url, autocommit=True) as conn:
         found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
         if found is None:
