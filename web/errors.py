@@ -8,12 +8,14 @@ which may hold a column, a constraint or the database's own text.
 
 from __future__ import annotations
 
+import io
 import logging
 from typing import Any
+from urllib.parse import quote
 
-from flask import Flask, Response, jsonify, request
+from flask import Flask, Response, current_app, jsonify, request
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge, RequestURITooLarge
 
 from core.errors import AdminiumError, PublicError, echo
 from services.errors import DatabaseRefused, first_line
@@ -163,8 +165,58 @@ def answer_error(error: AdminiumError) -> tuple[Response, int]:
     return jsonify(body), status_of(error)
 
 
-HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "REQUEST_TOO_LARGE"}
+HTTP_CODES = {
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "REQUEST_TOO_LARGE",
+    414: "REQUEST_TOO_LARGE",
+}
 """Werkzeug's own errors by status, as the APIs' codes (any other 4xx: INVALID_REQUEST)."""
+
+URL_MAX = 4096
+"""The longest URL (path and query, as sent) answered (config URL_MAX); a longer one is
+414 REQUEST_TOO_LARGE. The Procfile's gunicorn lets request lines up to its own cap (8190
+bytes) through, so the API answers its own JSON for them."""
+
+
+def _url_sent() -> str:
+    """The request's target as the client sent it (gunicorn's RAW_URI), else rebuilt."""
+    environ = request.environ
+    raw = environ.get("RAW_URI") or environ.get("REQUEST_URI")
+    if isinstance(raw, str):
+        return raw
+    query = environ.get("QUERY_STRING", "")
+    path = quote(environ.get("PATH_INFO", ""), safe="/:@!$&'()*+,;=-._~%")
+    return f"{path}?{query}" if query else path
+
+
+def within_limits() -> None:
+    """Before anything reads the request: a URL over URL_MAX is 414, a body over
+    MAX_CONTENT_LENGTH is 413, a chunked one (no Content-Length) too.
+
+    Werkzeug stops a chunked body at the cap without a word, so a body cut short was read
+    as bad JSON (400); here it is read up to one byte past the cap and kept, in full, for
+    the request, or refused whole.
+    """
+    longest = current_app.config.get("URL_MAX", URL_MAX)
+    if len(_url_sent()) > longest:
+        raise RequestURITooLarge(f"the URL is longer than {longest} bytes")
+    environ = request.environ
+    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+    if limit is None or environ.get("CONTENT_LENGTH") or not chunked:
+        return
+    stream = environ["wsgi.input"]
+    body = bytearray()
+    while len(body) <= limit:
+        piece = stream.read(limit + 1 - len(body))
+        if not piece:
+            break
+        body += piece
+    if len(body) > limit:
+        raise RequestEntityTooLarge(f"the body is larger than {limit} bytes")
+    environ["wsgi.input"] = io.BytesIO(bytes(body))
+    environ["CONTENT_LENGTH"] = str(len(body))
 
 
 def database_gone(error: DBAPIError) -> tuple[Response, int]:
@@ -198,3 +250,5 @@ def init_app(app: Flask) -> None:
     """Answer every refusal on the APIs as JSON with the status from the table."""
     app.register_error_handler(AdminiumError, answer_error)
     app.register_error_handler(HTTPException, _answer_http)
+    # First of every hook: nothing may read the body before its size is judged.
+    app.before_request_funcs.setdefault(None, []).insert(0, within_limits)
