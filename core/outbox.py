@@ -33,11 +33,13 @@ Row = Mapping[str, Any]
 
 
 class MailStatus(StrEnum):
-    """Where an email is: waiting to go (a retry included), sent, or given up on."""
+    """Where an email is: waiting to go (a retry included), sent, given up on, or dropped
+    unsent (a reminder whose row no longer takes it: `core.reminders.why_dropped`)."""
 
     queued = "queued"
     sent = "sent"
     failed = "failed"
+    dropped = "dropped"
 
 
 def sending_columns() -> list[sa.Column[Any]]:

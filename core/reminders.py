@@ -6,6 +6,11 @@ wall time on the venue's day the lead reaches, read with the clock's gap and fol
 The lead is read from the linked row (`via`), else the fallback setting, never more than
 `max`; no lead, no reminder. The rows are found in SQL bounded by `now` and the largest
 lead (served by the index `reminder_indexes` names), then judged exactly here.
+
+Only a live row is reminded: one in a state the producer names (`states`), else in any
+state with a move out of it (listed or timed); a row in a final state gets none. A
+reminder queued for a row that has left those states by the time the drain takes it is
+dropped unsent, with the reason (`why_dropped`).
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from sqlalchemy.engine import Connection
 
 from core.clock import parse_wall_time, venue_day, wall_to_instant
 from core.mail import render_words
-from core.manifest.model import Lead, LeadFallback, Reminder, SettingRef
+from core.manifest.lookup import state_names
+from core.manifest.model import Lead, LeadFallback, Reminder, SettingRef, Table
 from core.moments import read_setting
 from core.outbox import mail_context, mail_row, outbox, producers, reminder_address
 from core.sample_marks import sample_marks
@@ -55,6 +61,40 @@ def lead_hours(lead: Lead, linked: Any, fallback: Any) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool):
             return min(value, lead.max) if lead.max is not None else value
     return None
+
+
+def reminded_states(table: Table, reminder: Reminder) -> list[str] | None:
+    """The states in which a row of the reminder's table is reminded: its `states`, else
+    every state with a move out of it (listed or timed); None for a table without states."""
+    states = table.states
+    if states is None:
+        return None
+    if reminder.states is not None:
+        return list(reminder.states)
+    timed = {rule.from_ for rule in states.timed or ()}
+    return [s for s in state_names(table) if states.moves.get(s) or s in timed]
+
+
+def why_dropped(conn: Connection, store: Store, producer: int, key: str) -> str | None:
+    """Why a queued reminder is no longer sent, read on its row now: the row is gone, or in
+    a state it is not reminded in; None when it still goes."""
+    reminder = dict(producers(store.app)).get(producer)
+    if not isinstance(reminder, Reminder):
+        return None
+    table = reminder.before.table
+    spec = store.spec(table)
+    live = reminded_states(spec, reminder)
+    if live is None:
+        return None
+    row = store.read_row(conn, table, store.coerce_key(table, key))
+    if row is None:
+        return f"{table} {key} is gone"
+    state = row.get(spec.states.column) if spec.states is not None else None
+    if state in live:
+        return None
+    if reminder.states is not None:
+        return f"{table} {key} is {state}: this reminder goes only in {', '.join(live)}"
+    return f"{table} {key} is {state}, a final state (no move out of it)"
 
 
 def queue_reminders(conn: Connection, stores: Sequence[Store], now: datetime) -> int:
@@ -176,6 +216,10 @@ def candidates_query(
         )
     else:
         query = sa.select(table, sa.literal(None).label(_LEAD))
+    spec = store.spec(before.table)
+    live = reminded_states(spec, reminder)
+    if live is not None and spec.states is not None:
+        query = query.where(table.c[spec.states.column].in_(live))
     return (
         query.where(moment > now, moment <= now + reach, ~reminded, ~sample)
         .order_by(moment)
@@ -201,6 +245,10 @@ def waiting_reminders(
     key = str(row.get(store.spec(table).key))
     for number, reminder in producers(store.app):
         if not isinstance(reminder, Reminder) or reminder.before.table != table:
+            continue
+        spec = store.spec(table)
+        live = reminded_states(spec, reminder)
+        if live is not None and spec.states is not None and row.get(spec.states.column) not in live:
             continue
         moment = row.get(reminder.before.at)
         if not isinstance(moment, datetime) or moment <= now:

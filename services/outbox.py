@@ -18,7 +18,7 @@ import os
 import re
 import smtplib
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from email.charset import QP, Charset
@@ -37,13 +37,14 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
 from core.outbox import outbox
-from core.reminders import Waiting, waiting_reminders
+from core.reminders import Waiting, waiting_reminders, why_dropped
 from core.store import Store
 from core.writes import WriteResult
 from services import sending
+from services.apps import app_store
 from services.connections import get_connection, list_connections
 from services.events import Publisher, events_channel
-from services.sending import DEADLINE, Drained, DrainJob, Refused
+from services.sending import DEADLINE, Drained, DrainJob, Dropped, Refused
 from services.sending import RETRY_WAITS as RETRY_WAITS
 from services.storage import connection_engine
 from services.sweep_ledger import QUEUE
@@ -205,38 +206,56 @@ def drain(
     batch: int = MAIL_BATCH,
     deadline: float = DEADLINE,
     monotonic: Callable[[], float] | None = None,
+    stores: Sequence[Store] = (),
+    app: str | None = None,
 ) -> Drained:
-    """Send a connection's queued emails whose time has come, a batch per transaction."""
+    """Send a connection's queued emails whose time has come (of one app, when named), a
+    batch per transaction. A reminder of an app among `stores` whose row has reached a
+    state it is not sent in is dropped unsent, with the reason (`core.reminders`)."""
     session = _Session(config)
+    by_app = {store.app.name: store for store in stores}
     try:
         done = sending.drain_due(
             engine,
             outbox,
-            partial(_send, session, connection),
+            partial(_send, session, connection, by_app),
             noun="email",
             clock=clock,
             batch=batch,
             deadline=deadline,
             monotonic=monotonic,
+            app=app,
         )
     finally:
         session.close()
     if done.any:
         log.info(
-            "outbox of connection %s via %s: sent %s, to try again %s, failed %s",
+            "outbox of connection %s via %s: sent %s, to try again %s, failed %s, dropped %s",
             connection,
             config.shown,
             len(done.sent),
             len(done.retried),
             len(done.failed),
+            len(done.dropped),
         )
     return done
 
 
 def _send(
-    session: _Session, connection: str, conn: Connection, row: Mapping[str, Any], now: datetime
+    session: _Session,
+    connection: str,
+    stores: Mapping[str, Store],
+    conn: Connection,
+    row: Mapping[str, Any],
+    now: datetime,
 ) -> str:
-    """Send one claimed email: the server's answer; Refused with it when it says no."""
+    """Send one claimed email: the server's answer; Refused with it when it says no; Dropped
+    with the reason when it is a reminder its row no longer takes."""
+    store = stores.get(row["app"])
+    if row["kind"] == "reminder" and store is not None:
+        reason = why_dropped(conn, store, row["producer"], row["row_key"])
+        if reason is not None:
+            raise Dropped(reason)
     message = build_message(connection, row, session.config.mail_from)
     try:
         return session.send(message, row["address"])
@@ -259,6 +278,15 @@ def send_again(engine: Engine, mail: int, app: str, *, now: datetime) -> bool:
 def app_emails(engine: Engine, app: str, *, limit: int = 100) -> list[dict[str, Any]]:
     """An app's emails, newest first."""
     query = sa.select(outbox).where(outbox.c.app == app).order_by(outbox.c.id.desc()).limit(limit)
+    with engine.connect() as conn:
+        return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def emails_by_id(engine: Engine, ids: Sequence[int]) -> list[dict[str, Any]]:
+    """These emails as they are now, by id (what a drain did to each)."""
+    if not ids:
+        return []
+    query = sa.select(outbox).where(outbox.c.id.in_(list(ids))).order_by(outbox.c.id)
     with engine.connect() as conn:
         return [dict(r) for r in conn.execute(query).mappings()]
 
@@ -324,14 +352,18 @@ def drain_connection(
     *,
     clock: Callable[[], datetime],
     publisher: Publisher,
+    app: str | None = None,
 ) -> Drained:
-    """Drain a connection of the control plane (its own database holds its outbox), then
-    tell the Outbox screens of the apps whose emails changed. The drain's waiting mark is
-    cleared first (with the publisher's Redis): from then on a commit enqueues another."""
+    """Drain a connection of the control plane (its own database holds its outbox; one app's
+    emails, when named), then tell the Outbox screens of the apps whose emails changed. The
+    drain's waiting mark is cleared first (with the publisher's Redis): from then on a
+    commit enqueues another."""
     DRAIN.started(publisher.client, connection)
-    engine = connection_engine(get_connection(session, connection))
+    found = get_connection(session, connection)
+    engine = connection_engine(found)
+    stores = [app_store(kept) for kept in found.apps if kept.model.outbox is not None]
     session.rollback()
-    done = drain(engine, connection, config, clock=clock)
+    done = drain(engine, connection, config, clock=clock, stores=stores, app=app)
     for app in sorted(done.apps):
         tell_outbox(publisher, connection, app, drain=False)
     return done

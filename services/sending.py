@@ -9,7 +9,9 @@ A refusal is tried again after 1 min, 5 min, 30 min, 2 h and 12 h, then the row 
 with the last answer; "Send again" queues a failed row anew.
 
 Each table has the columns `id`, `app`, `table_name`, `row_key`, `status` (queued, sent,
-failed: `core.outbox.MailStatus`), `attempts`, `send_at`, `sent_at` and `answer`.
+failed, dropped: `core.outbox.MailStatus`), `attempts`, `send_at`, `sent_at` and `answer`.
+A row its sender says no longer goes (`Dropped`: a reminder whose row reached a final
+state) is marked dropped with the reason as its answer, and never tried again.
 
 After a commit that queued rows, a drain is enqueued unless one already waits to start
 (`DrainJob`): a Redis mark says one waits, and the drain clears it as it starts, so a
@@ -122,6 +124,14 @@ class Refused(Exception):
         self.answer = answer
 
 
+class Dropped(Exception):
+    """A row that is no longer sent, and why (recorded as its answer; never tried again)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 @dataclass
 class Drained:
     """What one drain did: ids sent, tried again later, failed for good."""
@@ -131,18 +141,25 @@ class Drained:
     failed: list[int] = field(default_factory=list)
     apps: set[str] = field(default_factory=set)
     """The apps whose rows it tried (their screens are told)."""
+    dropped: list[int] = field(default_factory=list)
 
     def add(self, other: Drained) -> None:
         """Count another drain's rows in this one."""
         self.sent += other.sent
         self.retried += other.retried
         self.failed += other.failed
+        self.dropped += other.dropped
         self.apps |= other.apps
+
+    @property
+    def tried(self) -> list[int]:
+        """Every row it tried: sent, tried again later, failed, dropped."""
+        return [*self.sent, *self.retried, *self.failed, *self.dropped]
 
     @property
     def any(self) -> bool:
         """Whether the drain tried anything."""
-        return bool(self.sent or self.retried or self.failed)
+        return bool(self.sent or self.retried or self.failed or self.dropped)
 
 
 def drain_due(
@@ -155,15 +172,17 @@ def drain_due(
     batch: int = BATCH,
     deadline: float = DEADLINE,
     monotonic: Callable[[], float] | None = None,
+    app: str | None = None,
 ) -> Drained:
-    """Try a table's queued rows whose time has come, a batch per transaction, until none is
-    left or the deadline passes (rows claimed but not reached stay queued for next time)."""
+    """Try a table's queued rows whose time has come (of one app, when named), a batch per
+    transaction, until none is left or the deadline passes (rows claimed but not reached
+    stay queued for next time)."""
     tick = monotonic or time.monotonic
     started = tick()
     done = Drained()
     while tick() - started < deadline:
         with engine.begin() as conn:
-            claimed = _claim(conn, table, clock(), batch)
+            claimed = _claim(conn, table, clock(), batch, app)
             sent: list[dict[str, Any]] = []
             for row in claimed:
                 if tick() - started >= deadline:
@@ -176,7 +195,9 @@ def drain_due(
     return done
 
 
-def _claim(conn: Connection, table: sa.Table, now: datetime, batch: int) -> list[dict[str, Any]]:
+def _claim(
+    conn: Connection, table: sa.Table, now: datetime, batch: int, app: str | None = None
+) -> list[dict[str, Any]]:
     query = (
         sa.select(table)
         .where(table.c.status == MailStatus.queued.value, table.c.send_at <= now)
@@ -184,6 +205,8 @@ def _claim(conn: Connection, table: sa.Table, now: datetime, batch: int) -> list
         .limit(batch)
         .with_for_update(skip_locked=True)
     )
+    if app is not None:
+        query = query.where(table.c.app == app)
     return [dict(r) for r in conn.execute(query).mappings()]
 
 
@@ -204,6 +227,13 @@ def _try(
         answer = send(conn, row, now)
     except Refused as refused:
         _refused(conn, table, row, now, refused.answer, done, noun)
+    except Dropped as dropped:
+        _update(conn, table, row["id"], status=MailStatus.dropped.value, answer=dropped.reason)
+        done.dropped.append(row["id"])
+        log.info(
+            "%s %s of %s.%s key=%s dropped: %s",
+            noun, row["id"], row["app"], row["table_name"], row["row_key"], dropped.reason,
+        )  # fmt: skip
     else:
         sent.append({"b_id": row["id"], "b_sent_at": now, "b_answer": answer})
         done.sent.append(row["id"])

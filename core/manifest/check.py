@@ -33,7 +33,7 @@ from core.manifest.moment_rules import (
     no_table,
 )
 from core.manifest.refusal import Refusal, listing, shown, where
-from core.manifest.state_rules import PUBLIC_ROLE, check_states
+from core.manifest.state_rules import PUBLIC_ROLE, check_states, unknown_state
 from core.manifest.structure import (
     content_refusals,
     decode_text,
@@ -267,6 +267,15 @@ def _check_reminder(lk: Lookup, out: Out, at: Path, reminder: Reminder) -> None:
         out.append(Refusal(where(*spot, "at"), sentence))
     if reminder.to is not None:
         _check_address(out, (*at, "to"), before.table, table, reminder.to)
+    elif not any(isinstance(p, Message) and p.table == before.table for p in _producers(lk.app)):
+        sentence = (
+            f'a reminder of "{before.table}" has no "to", and no message producer of'
+            f' "{before.table}" lends it an address: give it "to", the text column of'
+            f' "{before.table}" holding the address'
+        )
+        out.append(Refusal(where(*at), sentence))
+    if reminder.states is not None:
+        _check_reminded_states(out, (*at, "states"), before.table, table, reminder.states)
     lead_at = (*spot, "lead")
     if lead.via is None:
         check_whole_setting(lk, out, lead_at, lead.table, lead.column, "a lead")
@@ -275,6 +284,24 @@ def _check_reminder(lk: Lookup, out: Out, at: Path, reminder: Reminder) -> None:
     if lead.fallback is not None:
         fallback = (lead.fallback.table, lead.fallback.column)
         check_whole_setting(lk, out, (*lead_at, "fallback"), *fallback, "a lead")
+
+
+def _producers(app: App) -> list[Message | Reminder]:
+    return list(app.outbox.producers) if app.outbox is not None else []
+
+
+def _check_reminded_states(out: Out, at: Path, name: str, table: Table, states: list[str]) -> None:
+    """A reminder's `states`: at least one, each a state of its table."""
+    if table.states is None:
+        sentence = f'"{name}" has no states: "states" names states of the reminder\'s table'
+        out.append(Refusal(where(*at), sentence))
+        return
+    if not states:
+        out.append(Refusal(where(*at), '"states" names at least one state, or is left out'))
+    known = state_names(table)
+    for index, state in enumerate(states):
+        if state not in known:
+            out.append(Refusal(where(*at, index), unknown_state(name, state, known)))
 
 
 def _check_linked_lead(

@@ -468,6 +468,9 @@ class Reminder(Model):
     to: Name | None = None
     subject: str | None = None
     body: str | None = None
+    states: list[Name] | None = None
+    """The states of `before.table` in which a row is reminded; without it, every state
+    with a move out of it (a row in a final state is never reminded)."""
 
 
 class Message(Model):

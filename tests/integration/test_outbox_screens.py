@@ -151,3 +151,20 @@ def test_an_outbox_screen_hears_its_apps_outbox_events_only() -> None:
     assert outbox.shows(event) and not board.shows(event)
     assert not outbox.shows({"connection": "venue", "outbox": "other"})
     assert not outbox.shows({"connection": "venue", "app": "venue", "table": "orders", "key": 1})
+
+
+def test_a_dropped_reminder_shows_why_it_was_not_sent(
+    mail_site: Site, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    key, mail = cancelled_order(mail_site, "e@example.com")
+    reason = f"orders {key} is cancelled, a final state (no move out of it)"
+    with mail_site.store().engine.begin() as conn:
+        conn.execute(
+            sa.text("UPDATE adminium.outbox SET status = 'dropped', answer = :why WHERE id = :id"),
+            {"id": mail, "why": reason},
+        )
+    text = signed_in("staff").get(OUTBOX).text
+    row = text[text.index(f'id="email-{mail}"') :]
+    row = row[: row.index("</tr>")]
+    assert 'class="badge dropped">dropped</span>, not sent:' in row and reason in row
+    assert "Send again" not in row
