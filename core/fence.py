@@ -1,70 +1,168 @@
 """The sweep's fence: one sweep per connection at a time, however many servers run.
 
-The fence is a session-level PostgreSQL advisory lock in the connection's own database,
-held on a session of its own for the whole sweep. The database lets it go when that
-session ends, so a worker killed mid-sweep never leaves it held. While the session
-answers with the backend it started on, the lock is still held.
+The fence is a lease: a row of `adminium.fences` in the connection's own database, one per
+connection, naming its holder (the worker's host and process) and running until `until`,
+on the database's clock (one clock for every worker). A sweep takes it with one
+statement that succeeds only when no lease runs (an upsert whose `WHERE` asks that the
+row's `until` has passed); while moving, it renews the lease every second by a
+conditional `UPDATE` of its own token whose row count it checks: 0 rows means the lease
+ran out or another sweep took it over, and the sweep stops. A lease runs `LEASE` seconds
+past its last renewal and never past the sweep's deadline, so a holder that is frozen
+(SIGSTOP), cut off from PostgreSQL or killed loses it within `LEASE` seconds and at the
+latest at its deadline: the next sweep of the connection takes over.
+
+Every statement is one autocommitted statement on whatever server session a pooler gives
+it: the fence holds through PgBouncer's transaction pooling, where a session-level
+advisory lock is not kept (docs/operations.md, "Through PgBouncer"). The table is
+UNLOGGED: a lease is worth nothing after a crash (every sweep's session is gone with it),
+so it writes no WAL and its commits wait for no disk. Exactly once does not rest on the
+fence: each move holds its row (`FOR UPDATE NOWAIT`) and re-reads it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
+
+from core.audit import ADMINIUM_SCHEMA, adminium_metadata
 
 log = logging.getLogger(__name__)
 
-_KEY = "hashtextextended('adminium sweep ' || :name, 0)"
+LEASE = 10.0
+"""Seconds a fence's lease runs past its last renewal (a sweep renews it every second
+while it moves; never past the sweep's deadline)."""
+
+fences = sa.Table(
+    "fences",
+    adminium_metadata,
+    sa.Column("connection", sa.Text, primary_key=True),
+    sa.Column("holder", sa.Text, nullable=False),
+    sa.Column("token", sa.Text, nullable=False),
+    sa.Column("since", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("renewed", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("until", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("ends", sa.DateTime(timezone=True), nullable=False),
+    prefixes=["UNLOGGED"],
+)
+"""One lease per connection: who holds its fence, since when, until when (`ends`: its
+sweep's deadline, past which it is never renewed)."""
+
+_TABLE = f"{ADMINIUM_SCHEMA}.fences"
+_TAKE = sa.text(
+    f"""
+    INSERT INTO {_TABLE} AS f (connection, holder, token, since, renewed, until, ends)
+    SELECT :connection, :holder, :token, t.now, t.now,
+           t.now + make_interval(secs => least(:lease, :deadline)),
+           t.now + make_interval(secs => :deadline)
+      FROM (SELECT clock_timestamp() AS now) AS t
+    ON CONFLICT (connection) DO UPDATE
+       SET holder = excluded.holder, token = excluded.token, since = excluded.since,
+           renewed = excluded.renewed, until = excluded.until, ends = excluded.ends
+     WHERE f.until <= clock_timestamp()
+    RETURNING f.token
+    """
+)
+_HOLDER = sa.text(f"SELECT holder, since FROM {_TABLE} WHERE connection = :connection")
+_RENEW = sa.text(
+    f"""
+    UPDATE {_TABLE}
+       SET renewed = clock_timestamp(),
+           until = least(clock_timestamp() + make_interval(secs => :lease), ends)
+     WHERE connection = :connection AND token = :token AND until > clock_timestamp()
+    """
+)
+_LET_GO = sa.text(
+    f"UPDATE {_TABLE} SET until = clock_timestamp()"
+    " WHERE connection = :connection AND token = :token AND until > clock_timestamp()"
+)
+
+
+def worker_name() -> str:
+    """This process as a fence names its holder: `worker <host>:<pid>`."""
+    return f"worker {socket.gethostname()}:{os.getpid()}"
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a connection's fence, and since when."""
+
+    name: str
+    since: datetime
+
+    def sentence(self) -> str:
+        """`fence held by worker host:4242 since 12:01:03Z`."""
+        return f"fence held by {self.name} since {self.since.astimezone(UTC):%H:%M:%S}Z"
 
 
 class Fence:
-    """The advisory lock `adminium sweep <connection>` on a dedicated session."""
+    """The lease `adminium.fences` of one connection, taken on the sweep's own session.
 
-    def __init__(self, engine: Engine, connection: str) -> None:
-        self.engine = engine
+    `deadline` is the sweep's: the lease is never renewed past it. Each call commits.
+    """
+
+    def __init__(
+        self, connection: str, *, deadline: float, lease: float = LEASE, holder: str = ""
+    ) -> None:
         self.connection = connection
-        self._session: Connection | None = None
-        self._backend: int | None = None
+        self.deadline = deadline
+        self.lease = lease
+        self.holder = holder or worker_name()
+        self.token = uuid.uuid4().hex
+        self.taken = False
+        self.turned_away_by: Holder | None = None
+        """Who held the fence when `acquire` found it held (None when it was taken)."""
 
-    def acquire(self) -> bool:
-        """Take the fence if no other sweep of the connection holds it; False otherwise."""
-        session = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
-        try:
-            got = session.execute(
-                sa.text(f"SELECT pg_try_advisory_lock({_KEY}), pg_backend_pid()"),
-                {"name": self.connection},
-            ).one()
-        except BaseException:
-            session.close()
-            raise
-        if not got[0]:
-            session.close()
-            return False
-        self._session, self._backend = session, int(got[1])
-        return True
-
-    def held(self) -> bool:
-        """Whether the fence is still held: its session answers from the same backend."""
-        if self._session is None:
-            return False
-        try:
-            backend = self._session.execute(sa.text("SELECT pg_backend_pid()")).scalar_one()
-        except sa.exc.DBAPIError:
-            log.warning("sweep fence of connection %s lost: its session ended", self.connection)
-            return False
-        return int(backend) == self._backend
-
-    def release(self) -> None:
-        """Let the fence go (a dead session has let it go already)."""
-        session, self._session = self._session, None
-        if session is None:
-            return
-        try:
-            session.execute(
-                sa.text(f"SELECT pg_advisory_unlock({_KEY})"), {"name": self.connection}
+    def acquire(self, conn: Connection) -> bool:
+        """Take the fence unless another sweep's lease runs; False (and `turned_away_by`)
+        otherwise."""
+        params = {
+            "connection": self.connection,
+            "holder": self.holder,
+            "token": self.token,
+            "lease": self.lease,
+            "deadline": self.deadline,
+        }
+        taken = conn.execute(_TAKE, params).first() is not None
+        if not taken:
+            found = conn.execute(_HOLDER, {"connection": self.connection}).first()
+            # Let go of between the two statements: said as held by nobody known.
+            self.turned_away_by = (
+                Holder(str(found[0]), found[1])
+                if found is not None
+                else Holder("another sweep", datetime.now(UTC))
             )
-        except sa.exc.DBAPIError:
-            session.invalidate()
-        finally:
-            session.close()
+        conn.commit()
+        self.taken = taken
+        return taken
+
+    def held(self, conn: Connection) -> bool:
+        """Renew the lease; whether it was still this sweep's (False: it ran out, or
+        another sweep took the fence over)."""
+        if not self.taken:
+            return False
+        renewed = conn.execute(
+            _RENEW, {"connection": self.connection, "token": self.token, "lease": self.lease}
+        ).rowcount
+        conn.commit()
+        if renewed != 1:
+            self.taken = False
+            log.warning(
+                "sweep fence of connection %s lost: its lease ran out or another sweep took it",
+                self.connection,
+            )
+        return renewed == 1
+
+    def release(self, conn: Connection) -> None:
+        """Let the fence go (a lease run out or taken over is left as it is)."""
+        if not self.taken:
+            return
+        self.taken = False
+        conn.execute(_LET_GO, {"connection": self.connection, "token": self.token})
+        conn.commit()

@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from core.audit import ADMINIUM_SCHEMA, AUDIT_UPGRADES, adminium_metadata
 from core.automations import deliveries as _deliveries  # noqa: F401  (install makes it)
+from core.fence import fences as _fences  # noqa: F401  (install makes it)
 from core.ledger_entries import postings as _postings  # noqa: F401  (install makes it)
 from core.manifest.model import (
     App,

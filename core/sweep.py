@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 
 from core.due import Due, Rule, find_due, timed_rules
 from core.errors import AdminiumError, RowNotDue
-from core.fence import Fence
+from core.fence import LEASE, Fence
 from core.holds import holding_tables
 from core.ledger_entries import PostingRecord, due_holds
 from core.ledgers import GiveBack, give_back_hold, give_back_rule
@@ -50,7 +50,7 @@ LIMIT = 500
 DEADLINE = 50.0
 """Seconds a sweep may run; what it did not reach goes next minute."""
 FENCE_CHECK = 1.0
-"""Seconds between re-checks of the fence while moving."""
+"""Seconds between renewals of the fence's lease while moving."""
 
 
 class SweepOutcome(StrEnum):
@@ -175,27 +175,37 @@ def sweep_connection(
     dry_run: bool = False,
     on_moved: Callable[[WriteResult], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    lease: float = LEASE,
 ) -> SweepReport:
-    """Sweep one connection at `now`: move its due rows, set aside the refused, record it."""
+    """Sweep one connection at `now`: move its due rows, set aside the refused, record it.
+
+    The fence is a lease of `lease` seconds, renewed while moving and never past the
+    `deadline` (`core.fence`); a sweep turned away by it is recorded as `fenced` with
+    who holds it and since when."""
     run = _Sweep(connection, now, dry_run, clock, clock())
     stores = [s for s in stores if has_minute_work(s.app)]
     if not stores:
         return run.report(SweepOutcome.done)
     engine = stores[0].engine
-    fence = Fence(engine, connection)
+    fence = Fence(connection, deadline=deadline, lease=lease)
     try:
-        if not dry_run and not fence.acquire():
-            log.info("sweep of connection %s skipped: another sweep holds its fence", connection)
-            return run.report(SweepOutcome.fenced)
-        outcome = _run(run, stores, fence, limit, deadline, on_moved)
-        report = run.report(outcome)
+        # One connection for the whole minute: the fence's statements and the moves.
+        with engine.connect() as conn:
+            try:
+                if not dry_run and not fence.acquire(conn):
+                    held_by = fence.turned_away_by
+                    sentence = held_by.sentence() if held_by else "fence held by another sweep"
+                    log.info("sweep of connection %s skipped: %s", connection, sentence)
+                    report = run.report(SweepOutcome.fenced, sentence)
+                else:
+                    report = run.report(_run(run, conn, stores, fence, limit, deadline, on_moved))
+            finally:
+                _let_go(fence, conn)
     except sa.exc.DBAPIError as error:
         # The database went away: the minute stops; what was recorded so far stays.
         message = _first_line(error)
         log.error("sweep of connection %s stopped: %s", connection, message)
         report = run.report(SweepOutcome.stopped, message)
-    finally:
-        fence.release()
     if not dry_run:
         _record(engine, report)
     log.info(
@@ -213,47 +223,61 @@ def sweep_connection(
     return report
 
 
+def _let_go(fence: Fence, conn: Connection) -> None:
+    """Release the fence on the sweep's session; a session gone leaves the lease to run out."""
+    try:
+        conn.rollback()
+        fence.release(conn)
+    except sa.exc.SQLAlchemyError as error:
+        log.info(
+            "sweep fence of connection %s left to run out: %s",
+            fence.connection,
+            type(error).__name__,
+        )
+
+
 def _run(
     run: _Sweep,
+    conn: Connection,
     stores: Sequence[Store],
     fence: Fence,
     limit: int,
     deadline: float,
     on_moved: Callable[[WriteResult], None] | None,
 ) -> SweepOutcome:
-    """Find the due rows and move them, within the deadline and while the fence holds."""
+    """Find the due rows and move them on `conn`, within the deadline and while the fence
+    holds (its lease renewed each `FENCE_CHECK` seconds)."""
     # One connection for the whole minute: each move is its own transaction on it, so
     # the pool (and its pre-ping) is visited once a minute, not once a move.
-    with stores[0].engine.connect() as conn:
-        records = read_set_aside(conn, [s.app.name for s in stores])
-        tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
-        if not run.dry_run:
-            if records:
-                _forget_left_from(conn, stores, records)
-                records = read_set_aside(conn, [s.app.name for s in stores])
-            limit -= _give_back_holds(run, conn, stores, records, tables, limit, on_moved)
-            run.reminders = queue_reminders(conn, stores, run.now)
-        if limit <= 0:
-            conn.rollback()
-            return SweepOutcome.more
-        found = find_due(conn, stores, now=run.now, limit=limit, records=records, tables=tables)
+    records = read_set_aside(conn, [s.app.name for s in stores])
+    tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
+    if not run.dry_run:
+        if records:
+            _forget_left_from(conn, stores, records)
+            records = read_set_aside(conn, [s.app.name for s in stores])
+        limit -= _give_back_holds(run, conn, stores, records, tables, limit, on_moved)
+        run.reminders = queue_reminders(conn, stores, run.now)
+    if limit <= 0:
         conn.rollback()
-        run.passed_by = found.passed_by
-        if run.dry_run:
-            run.left = found.due
-            return SweepOutcome.more if found.more else SweepOutcome.done
-        checked = run.clock()
-        for index, due in enumerate(found.due):
-            if run.clock() - run.started > deadline:
+        return SweepOutcome.more
+    found = find_due(conn, stores, now=run.now, limit=limit, records=records, tables=tables)
+    conn.rollback()
+    run.passed_by = found.passed_by
+    if run.dry_run:
+        run.left = found.due
+        return SweepOutcome.more if found.more else SweepOutcome.done
+    checked = run.clock()
+    for index, due in enumerate(found.due):
+        if run.clock() - run.started > deadline:
+            run.left = found.due[index:]
+            return SweepOutcome.deadline
+        if run.clock() - checked > FENCE_CHECK:
+            if not fence.held(conn):
                 run.left = found.due[index:]
-                return SweepOutcome.deadline
-            if run.clock() - checked > FENCE_CHECK:
-                if not fence.held():
-                    run.left = found.due[index:]
-                    return SweepOutcome.fence_lost
-                checked = run.clock()
-            held = conn if due.rule.store.engine is conn.engine else None
-            _move(run, due, on_moved, tables[due.rule.store.app.name], held)
+                return SweepOutcome.fence_lost
+            checked = run.clock()
+        held = conn if due.rule.store.engine is conn.engine else None
+        _move(run, due, on_moved, tables[due.rule.store.app.name], held)
     return SweepOutcome.more if found.more else SweepOutcome.done
 
 

@@ -1,7 +1,8 @@
 """The minute sweep of one connection unless it is paused, and "Try again now" on a set-aside row.
 
 The fence that keeps one sweep per connection lives in the connection's database
-(`core.fence`), taken by `core.sweep.sweep_connection`; each move's events go out as soon
+(`core.fence`, a lease), taken by `core.sweep.sweep_connection`; a sweep it turned away is
+counted cluster-wide (`services.fence_ledger`); each move's events go out as soon
 as it commits, and each row set aside is told once the sweep is over.
 """
 
@@ -11,6 +12,7 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
+from redis import RedisError
 from sqlalchemy.orm import Session
 
 from core.actors import Actor
@@ -22,6 +24,7 @@ from core.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection, tr
 from services.apps import swept_apps
 from services.deliveries import deliveries_queued
 from services.events import Publisher
+from services.fence_ledger import count_fenced
 from services.outbox import mail_queued, wake_drain
 
 log = logging.getLogger(__name__)
@@ -56,10 +59,23 @@ def sweep(
             deliveries_queued(publisher, result),
         ),
     )
+    if report.outcome is SweepOutcome.fenced:
+        _count_fenced(publisher, report)
     if report.reminders:
         wake_drain(publisher, connection)  # sent by this minute's drain, not the next tick's
     publisher.rows(set_aside_events(report, stores), {"set_aside": True}, "set-aside events")
     return report
+
+
+def _count_fenced(publisher: Publisher, report: SweepReport) -> None:
+    """Count a sweep the fence turned away, cluster-wide (best effort: its own record in the
+    connection's database already says so)."""
+    if publisher.client is None:
+        return
+    try:
+        count_fenced(publisher.client, report.connection, report.at, report.error or "fence held")
+    except RedisError as error:
+        log.warning("fenced sweep of connection %s not counted: %s", report.connection, error)
 
 
 def set_aside_events(report: SweepReport, stores: Sequence[Store] = ()) -> list[RowEvent]:

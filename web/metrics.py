@@ -25,7 +25,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from services import sweep_ledger
+from services import fence_ledger, sweep_ledger
 from web.context import publisher
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,14 @@ class LedgerCollector:
         ):
             buckets, total = sweep_ledger.histogram(self.client, key)
             yield HistogramMetricFamily(name, text, buckets=buckets, sum_value=total)
+        fenced = CounterMetricFamily(
+            "adminium_sweeps_fenced",
+            "Minute sweeps turned away by their connection's fence, per connection.",
+            labels=["connection"],
+        )
+        for connection, value in sorted(fence_ledger.fenced_counts(self.client).items()):
+            fenced.add_metric([connection], value)
+        yield fenced
         depth, workers = sweep_ledger.queue_figures(self.client)
         yield GaugeMetricFamily("adminium_queue_depth", "Jobs waiting in the queue.", depth)
         yield GaugeMetricFamily("adminium_workers", "RQ workers on the queue.", workers)

@@ -154,14 +154,16 @@ from tests.integration.pipeline_fixtures import at
 url, manifest = sys.argv[1], json.loads(sys.argv[2])
 store = Store(make_engine(url), load_app(manifest), venue_zone("Europe/London"), connection="shop")
 sweep_connection([store], connection="shop", now=at("2026-05-04 12:00"),
-                 on_moved=lambda result: time.sleep(0.02))
+                 on_moved=lambda result: time.sleep(0.02), lease=float(sys.argv[3]))
 """
 
 
 def test_worker_killed_mid_sweep_leaves_no_half_moved_row(shop: Shop) -> None:
     keys = many(shop, 300)
     worker = subprocess.Popen(
-        [sys.executable, "-c", WORKER, shop.url, json.dumps(SHOP)], cwd=ROOT, env=dict(os.environ)
+        [sys.executable, "-c", WORKER, shop.url, json.dumps(SHOP), "2.0"],
+        cwd=ROOT,
+        env=dict(os.environ),
     )
     try:
         deadline = time.monotonic() + 30
@@ -178,7 +180,11 @@ def test_worker_killed_mid_sweep_leaves_no_half_moved_row(shop: Shop) -> None:
         # Moved with its `set` and its audit entry, or not at all.
         moved = audited.get(str(key), 0)
         assert (status, code, moved) in {("cancelled", "late", 1), ("placed", None, 0)}
-    # The killed worker's fence went with its session: the next sweep moves the rest.
+    # The killed worker's lease (2 s here) runs out: the next sweep moves the rest.
     report = shop.sweep(NOW + timedelta(minutes=1))
+    waited = time.monotonic() + 15
+    while report.outcome is SweepOutcome.fenced and time.monotonic() < waited:
+        time.sleep(0.2)
+        report = shop.sweep(NOW + timedelta(minutes=1))
     assert len(report.moved) == 300 - len(audited)
     assert shop.audit_counts() == {str(k): 1 for k in keys}

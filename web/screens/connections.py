@@ -14,6 +14,7 @@ from core.hold_reads import set_aside_count
 from services.apps import app_store
 from services.connections import set_paused
 from services.errors import first_line
+from services.fence_ledger import TurnedAway, turned_away
 from services.models import App, Connection, db
 from services.sweep_ledger import Missed, missed
 from web.context import clock, publisher
@@ -48,6 +49,8 @@ class ConnectionView:
     """The apps whose sample data the user may remove (a button each)."""
     missed: Missed | None = None
     """Minute sweeps that never ran (dropped): how many, the latest and why."""
+    turned_away: TurnedAway | None = None
+    """Minute sweeps the fence turned away: how many, the latest, who held it since when."""
 
     @property
     def dom_id(self) -> str:
@@ -75,7 +78,10 @@ def read_connection(
         log.warning("connection %s: its database did not answer", connection.name)
         return ConnectionView(connection, apps, None, None, may_pause, first_line(error), removable)
     dropped = missed(publisher().client, connection.name)
-    return ConnectionView(connection, apps, figures, aside, may_pause, None, removable, dropped)
+    fenced = turned_away(publisher().client, connection.name)
+    return ConnectionView(
+        connection, apps, figures, aside, may_pause, None, removable, dropped, fenced
+    )
 
 
 def connection_card(name: str) -> ConnectionView:
