@@ -7,7 +7,8 @@ import os
 import secrets
 from typing import Any
 
-from flask import Flask
+from flask import Flask, current_app, send_from_directory
+from werkzeug.wrappers import Response
 
 from services import models
 from web import (
@@ -58,4 +59,11 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     metrics.init_app(app)
     throttle.init_app(app)
     headers.init_app(app)
+    app.add_url_rule("/favicon.ico", "favicon", _favicon)
     return app
+
+
+def _favicon() -> Response:
+    """The browser's own ask for an icon: the screens' icon (an SVG), not a 404."""
+    folder = str(current_app.static_folder)
+    return send_from_directory(folder, "favicon.svg", mimetype="image/svg+xml", max_age=86400)

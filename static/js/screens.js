@@ -109,3 +109,149 @@ document.addEventListener("change", (event) => {
     box.checked = event.target.checked;
   });
 });
+
+// A push (or an answer) carries swaps for every screen of its kind: a row this screen does
+// not list has no element to replace or delete. Such a swap is dropped before htmx sees it,
+// so htmx logs no `htmx:oobErrorNoTarget`: it would have done nothing.
+function oobSelector(element) {
+  const value = element.getAttribute("hx-swap-oob") || "true";
+  const colon = value.indexOf(":");
+  if (colon >= 0) { return value.slice(colon + 1).trim(); }
+  return element.id ? `#${CSS.escape(element.id)}` : "";
+}
+
+function hasTarget(selector) {
+  try { return selector !== "" && document.querySelector(selector) !== null; } catch { return false; }
+}
+
+htmx.defineExtension("present-targets", {
+  transformResponse(text, xhr) {
+    // A socket's message (no xhr): each top-level element is a swap, by id unless it says.
+    const pushed = !xhr;
+    if (typeof text !== "string" || (!pushed && !text.includes("hx-swap-oob"))) { return text; }
+    const parsed = document.createElement("template");
+    parsed.innerHTML = text;
+    let dropped = false;
+    const swaps = new Set(parsed.content.querySelectorAll("[hx-swap-oob]"));
+    if (pushed) { Array.from(parsed.content.children).forEach((element) => swaps.add(element)); }
+    swaps.forEach((element) => {
+      if (!parsed.content.contains(element)) { return; }
+      if (!hasTarget(oobSelector(element))) { element.remove(); dropped = true; }
+    });
+    return dropped ? parsed.innerHTML : text;
+  },
+});
+
+// Toasts: each says what an action did; it goes after 8 s, unless the pointer or focus is
+// on it (its Undo), and at once when its Undo is pressed.
+function dismissLater(toast) {
+  clearTimeout(toast.dismissTimer);
+  toast.dismissTimer = setTimeout(() => {
+    if (toast.matches(":hover, :focus-within")) { dismissLater(toast); } else { toast.remove(); }
+  }, 8000);
+}
+new MutationObserver((records) => {
+  records.forEach((record) => record.addedNodes.forEach((node) => {
+    if (node instanceof Element && node.matches(".toast")) { dismissLater(node); }
+  }));
+}).observe(document.documentElement, { childList: true, subtree: true });
+document.addEventListener("submit", (event) => {
+  const toast = event.target.closest(".toast");
+  if (toast) { setTimeout(() => toast.remove(), 0); }
+});
+
+// A status said inside an item ("Saved: …") stays when a push draws the item again.
+const saidBefore = new Map();
+document.addEventListener("htmx:oobBeforeSwap", (event) => {
+  const target = event.detail.target;
+  const said = target && target.id ? target.querySelector(":scope > .said") : null;
+  if (said) { saidBefore.set(target.id, said); }
+});
+document.addEventListener("htmx:oobAfterSwap", (event) => {
+  const id = event.detail.target ? event.detail.target.id : "";
+  const said = id ? saidBefore.get(id) : null;
+  saidBefore.delete(id);
+  const fresh = id ? document.getElementById(id) : null;
+  if (said && fresh && !fresh.querySelector(":scope > .said")) { fresh.prepend(said); }
+});
+
+// "Fix what refused it": the value box follows the chosen field (its input type, its value
+// now, as the option carries them).
+function followField(select) {
+  const option = select.selectedOptions[0];
+  const input = select.form && select.form.querySelector("input[name=value]");
+  if (!option || !input) { return; }
+  input.type = option.dataset.input || "text";
+  if (option.dataset.step) { input.step = option.dataset.step; } else { input.removeAttribute("step"); }
+  input.value = option.dataset.value || "";
+}
+document.addEventListener("change", (event) => {
+  if (event.target.matches("select.field-pick")) { followField(event.target); }
+});
+
+// Several rows at once: "Move to" offers only the moves every picked row can make (each
+// row's box lists its own); none picked, every move any row can make.
+function offerCommonMoves(form) {
+  const select = form.querySelector("select[name=to]");
+  const button = form.querySelector("button[value=move]");
+  if (!select) { return; }
+  const picked = Array.from(document.querySelectorAll(`input.pick[form="${form.id}"]`))
+    .filter((box) => box.checked);
+  const boxes = picked.length ? picked
+    : Array.from(document.querySelectorAll(`input.pick[form="${form.id}"]`));
+  const common = boxes.length ? boxes
+    .map((box) => new Set((box.dataset.moves || "").split(" ").filter(Boolean)))
+    .reduce((all, moves) => new Set([...all].filter((move) => moves.has(move)))) : new Set();
+  const open = picked.length ? common : new Set(boxes.flatMap(
+    (box) => (box.dataset.moves || "").split(" ").filter(Boolean)));
+  Array.from(select.options).forEach((option) => {
+    option.hidden = !open.has(option.value);
+    option.disabled = option.hidden;
+  });
+  if (select.selectedOptions[0] && select.selectedOptions[0].disabled) {
+    const first = Array.from(select.options).find((option) => !option.disabled);
+    select.value = first ? first.value : "";
+  }
+  if (button) { button.disabled = open.size === 0; }
+}
+document.addEventListener("change", (event) => {
+  if (event.target.matches("input.pick, input.pick-all")) {
+    const form = event.target.form;
+    if (form) { offerCommonMoves(form); }
+  }
+});
+document.addEventListener("htmx:load", () => {
+  document.querySelectorAll("form.bulk").forEach(offerCommonMoves);
+});
+
+// The wall: every card at full size while its column has room; a column holding more than
+// fits shrinks its cards a step at a time (data-fit 1..4 in board.css), then scrolls.
+function fitWall() {
+  if (!document.body.classList.contains("wall")) { return; }
+  document.querySelectorAll(".column").forEach((column) => {
+    const cards = column.querySelector(".cards");
+    if (!cards) { return; }
+    let level = 0;
+    column.dataset.fit = "0";
+    while (level < 4 && cards.scrollHeight > cards.clientHeight + 1) {
+      level += 1;
+      column.dataset.fit = String(level);
+    }
+  });
+}
+["htmx:afterSettle", "htmx:oobAfterSwap", "htmx:wsAfterMessage"].forEach((name) => {
+  document.addEventListener(name, () => setTimeout(fitWall, 0));
+});
+window.addEventListener("resize", fitWall);
+document.addEventListener("DOMContentLoaded", fitWall);
+
+// The clock's state changed (a stall said or over, paused, resumed): what the cards and the
+// pending rows say of their due moves changes with it, so the lists are fetched again.
+document.addEventListener("htmx:oobAfterSwap", (event) => {
+  const target = event.detail.target;
+  if (target instanceof Element && target.matches(".stalled-banner, .paused-banner")) {
+    document.querySelectorAll("[data-clock-refetch]").forEach((list) => {
+      htmx.trigger(list, "adminium:clock");
+    });
+  }
+});

@@ -17,6 +17,7 @@ from flask_wtf.csrf import CSRFProtect
 from services.models import Connection
 from web.screens import (
     auth,
+    bar,
     boards,
     connections,
     labels,
@@ -56,6 +57,7 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
     webhooks.init_app(app, csrf)
     times.init_app(app)
     labels.init_app(app)
+    bar.init_app(app)
     app.context_processor(_screen_globals)
 
 

@@ -1,0 +1,114 @@
+"""The bar of an app's screens, on every screen of a connection: Board, Wall, Pending, Set
+aside, Outbox, Deliveries, Webhooks (those the app has and the user may open), the one open
+marked current."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Flask, request, url_for
+from jinja2 import pass_context
+from jinja2.runtime import Context
+
+from services.models import App, Connection
+from web.screens.access import may_pause, require_user, screen_connection
+
+
+@dataclass(frozen=True)
+class BarLink:
+    """One screen of the bar: its words, where it leads, and whether it is the one open."""
+
+    words: str
+    href: str
+    current: bool
+
+
+def _state_tables(app: App) -> list[str]:
+    return [name for name, table in app.model.tables.items() if table.states]
+
+
+@pass_context
+def app_bar(context: Context) -> list[BarLink]:
+    """The bar for the screen being drawn (none off a connection's screens). Board and Wall
+    lead to the table on screen, else the app's first table with states; with several
+    apps, each app's Board, Wall and Outbox carry its title."""
+    connection = context.get("connection")
+    if not isinstance(connection, Connection):
+        return []
+    _, apps = screen_connection(connection.name)
+    here = request.endpoint or ""
+    shown_app = context.get("app")
+    shown_table = _shown_table(context)
+    boards = [a for a in apps if _state_tables(a)]
+    links: list[BarLink] = []
+
+    def titled(words: str, app: App, among: list[App]) -> str:
+        return words if len(among) < 2 else f"{words} · {app.model.title or app.name}"
+
+    def on(app: App) -> bool:
+        return isinstance(shown_app, App) and shown_app.id == app.id
+
+    for endpoint, words in (("boards.show_board", "Board"), ("boards.show_wall", "Wall")):
+        for app in boards:
+            tables = _state_tables(app)
+            table = shown_table if on(app) and shown_table in tables else tables[0]
+            href = url_for(endpoint, connection=connection.name, name=app.name, table=table)
+            current = here == endpoint and on(app)
+            links.append(BarLink(titled(words, app, boards), href, current))
+    name = connection.name
+    links.append(
+        BarLink(
+            "Pending",
+            url_for("pending.list_pending", name=name),
+            here.startswith("pending."),
+        )
+    )
+    links.append(
+        BarLink(
+            "Set aside",
+            url_for("set_aside.list_set_aside", name=name),
+            here.startswith("set_aside."),
+        )
+    )
+    mailing = [a for a in apps if a.model.outbox and a.model.outbox.producers]
+    for app in mailing:
+        href = url_for("outbox.show_outbox", connection=name, name=app.name)
+        links.append(
+            BarLink(titled("Outbox", app, mailing), href, here.startswith("outbox.") and on(app))
+        )
+    if any(a.model.automations for a in apps):
+        links.append(
+            BarLink(
+                "Deliveries",
+                url_for("webhooks.show_deliveries", name=name),
+                here == "webhooks.show_deliveries",
+            )
+        )
+        if may_pause(require_user(), connection):
+            links.append(
+                BarLink(
+                    "Webhooks",
+                    url_for("webhooks.show_webhooks", name=name),
+                    here in ("webhooks.show_webhooks", "webhooks.show_calls"),
+                )
+            )
+    return links
+
+
+def _shown_table(context: Context) -> str | None:
+    """The table on screen: a board's, or a row page's."""
+    table = context.get("table")
+    if isinstance(table, str):
+        return table
+    board: Any = context.get("board")
+    if isinstance(getattr(board, "table", None), str):
+        return str(board.table)
+    view: Any = context.get("view")
+    card = getattr(view, "card", None)
+    return getattr(card, "table", None)
+
+
+def init_app(app: Flask) -> None:
+    """Make the bar a template global."""
+    app.add_template_global(app_bar, "app_bar")
