@@ -22,6 +22,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Connection
 
 from core.audit import adminium_metadata
+from core.errors import WriteConflict
 
 
 class EntryKind(StrEnum):
@@ -109,19 +110,28 @@ def posting_of(row: Any) -> PostingRecord:
     )
 
 
-def read_postings(conn: Connection, app: str, table: str, key: str) -> dict[int, PostingRecord]:
-    """A row's posting records, by posting number."""
+def read_postings(
+    conn: Connection, app: str, table: str, key: str, *, lock: bool = False
+) -> dict[int, PostingRecord]:
+    """A row's posting records, by posting number; with `lock`, held FOR UPDATE NOWAIT
+    until the transaction ends (their standing read under the lock is the one a writer
+    may change)."""
     query = sa.select(postings).where(
         postings.c.app == app, postings.c.table_name == table, postings.c.row_key == key
     )
+    if lock:
+        query = query.with_for_update(nowait=True)
     return {found.posting: found for found in map(posting_of, conn.execute(query).mappings())}
 
 
 def read_held(
     conn: Connection, table: sa.Table, key_column: str, key: Any, app: str, posting: int
 ) -> tuple[dict[str, Any], PostingRecord] | None:
-    """A row locked FOR UPDATE NOWAIT with one of its posting records, in one statement;
-    None when either is missing (the caller reads them apart then)."""
+    """A row and one of its posting records, both locked FOR UPDATE NOWAIT, in one
+    statement; None when either is missing (the caller reads them apart then). The record
+    is locked too, not only the row: a record another writer changed and committed after
+    this statement's snapshot is then read as it stands now (PostgreSQL re-reads a locked
+    row's newest version), never as the snapshot had it."""
     statement = _held_statement(table, key_column)
     found = conn.execute(
         statement, {"k_key": key, "p_app": app, "p_key": str(key), "p_posting": posting}
@@ -146,7 +156,7 @@ def _held_statement(table: sa.Table, key_column: str) -> sa.Select[Any]:
             postings.c.row_key == sa.bindparam("p_key", type_=sa.Text),
             postings.c.posting == sa.bindparam("p_posting", type_=sa.Integer),
         )
-        .with_for_update(nowait=True, of=table)
+        .with_for_update(nowait=True, of=(table, postings))
     )
 
 
@@ -165,8 +175,14 @@ def due_holds(conn: Connection, app: str, now: datetime, limit: int) -> list[Pos
     return [posting_of(row) for row in conn.execute(query).mappings()]
 
 
-def write_posting(conn: Connection, app: str, record: PostingRecord, at: datetime) -> None:
-    """Record a posting's take, or where it stands now."""
+def write_posting(
+    conn: Connection, app: str, record: PostingRecord, at: datetime, *, was: PostingStatus | None
+) -> None:
+    """Record a posting's take, or where it stands now, on the condition that it still
+    stands as the writer read it: `was` its status then (None: no record, or a settled
+    one of a row gone before, never a live hold). A record changed since by another writer
+    is WRITE_CONFLICT (the whole write rolls back), so no two writers ever settle one
+    posting twice, whatever locks they took."""
     values = {
         "app": app,
         "table_name": record.table,
@@ -181,12 +197,23 @@ def write_posting(conn: Connection, app: str, record: PostingRecord, at: datetim
     }
     statement = insert(postings).values(values)
     kept = ("ledger", "account", "amount", "status", "held_until", "at")
-    conn.execute(
+    standing = (
+        postings.c.status != PostingStatus.held.value
+        if was is None
+        else postings.c.status == was.value
+    )
+    written = conn.execute(
         statement.on_conflict_do_update(
             index_elements=["app", "table_name", "row_key", "posting"],
             set_={name: statement.excluded[name] for name in kept},
-        )
+            where=standing,
+        ).returning(postings.c.posting)
     )
+    if written.first() is None:
+        raise WriteConflict(
+            "another writer changed this row's posting meanwhile; try again",
+            {"table": record.table, "key": record.key, "posting": record.posting},
+        )
 
 
 ENTRY_COLUMNS = (
@@ -224,11 +251,14 @@ def change_balance(
     bounds: Bounds,
     entry: Mapping[str, Any],
     standing: PostingRecord | None = None,
+    was: PostingStatus = PostingStatus.held,
 ) -> tuple[Decimal, Decimal | None] | None:
     """One statement: lock the account FOR NO KEY UPDATE NOWAIT, and if its balance plus
     the entry's amount stays within `bounds`, change it, write the entry and (given
-    `standing`) where the posting stands now. The balance before and after (None: out of
-    bounds, nothing written); None when there is no such account. The balance changes,
+    `standing`) where the posting stands now, on the condition that it still stands at
+    `was`. The balance before and after (None: out of bounds, nothing written); None when
+    there is no such account. A posting no longer at `was` is WRITE_CONFLICT, raised so
+    the caller's transaction rolls back the balance changed with it. The balance changes,
     never the key, so a row whose foreign key points at the account (its check takes KEY
     SHARE) is not kept waiting by the lock."""
     statement = _balance_statement(accounts, key_column, balance_column, standing is not None)
@@ -244,10 +274,16 @@ def change_balance(
             p_status=standing.status.value,
             p_held_until=standing.held_until,
             p_at=entry["at"],
+            p_was=was.value,
         )
     found = conn.execute(statement, params).first()
     if found is None:
         return None
+    if standing is not None and found[1] is not None and found[2] != 1:
+        raise WriteConflict(
+            "another writer settled this posting meanwhile; try again",
+            {"table": standing.table, "key": standing.key, "posting": standing.posting},
+        )
     return Decimal(found[0]), None if found[1] is None else Decimal(found[1])
 
 
@@ -311,6 +347,7 @@ def _balance_statement(
             postings.c.table_name == bound("p_table", "table_name"),
             postings.c.row_key == bound("p_key", "row_key"),
             postings.c.posting == bound("p_posting", "posting"),
+            postings.c.status == bound("p_was", "status"),
             sa.exists(sa.select(changed.c.balance)),
         )
         .values(
@@ -318,9 +355,11 @@ def _balance_statement(
             held_until=bound("p_held_until", "held_until"),
             at=bound("p_at", "at"),
         )
+        .returning(postings.c.posting)
         .cte("posted")
     )
-    return statement.add_cte(posted)
+    counted = sa.select(sa.func.count()).select_from(posted).scalar_subquery()
+    return statement.add_columns(counted.label("posted"))
 
 
 def account_entries(conn: Connection, app: str, ledger: str, account: str) -> list[dict[str, Any]]:

@@ -136,18 +136,20 @@ def make_postings(
     until = held_until(spec.hold, row, store.zone, tables) if spec.hold else None
     held_now = is_held(spec, row)
     changes: list[_Change] = []
-    records: list[PostingRecord] = []
+    # Each record written with the status it was read at (under the row's lock): written
+    # only if it still stands so (core.ledger_entries.write_posting).
+    records: list[tuple[PostingRecord, PostingStatus | None]] = []
     for number, posting in enumerate(spec.postings, start=1):
         ledger = ledgers[posting.ledger]
         record = plan.records.get(number)
         if record is not None and record.status is PostingStatus.held:
             if _gives_back(spec, posting, record, row):
                 changes.append(_Change(number, ledger, record.account, record.amount, _BACK))
-                records.append(_with(record, PostingStatus.given_back, None))
+                records.append((_with(record, PostingStatus.given_back, None), record.status))
             elif not held_now:
-                records.append(_with(record, PostingStatus.taken, None))
+                records.append((_with(record, PostingStatus.taken, None), record.status))
             elif until != record.held_until:
-                records.append(_with(record, PostingStatus.held, until))  # re-dated
+                records.append((_with(record, PostingStatus.held, until), record.status))
             continue
         if record is not None and record.status is PostingStatus.taken:
             continue  # it stands, and is never looked at again
@@ -159,9 +161,8 @@ def make_postings(
         changes.append(_Change(number, ledger, account, amount, EntryKind.take))
         status = PostingStatus.held if held_now else PostingStatus.taken
         stored = str(account)
-        records.append(
-            PostingRecord(table, key, number, ledger.name, stored, amount, status, until)
-        )
+        made = PostingRecord(table, key, number, ledger.name, stored, amount, status, until)
+        records.append((made, None if record is None else record.status))
     # Accounts are locked in a fixed order (table, then key): two writers never deadlock.
     events = [
         _change_balance(
@@ -169,8 +170,8 @@ def make_postings(
         )
         for change in sorted(changes, key=lambda c: (c.ledger.table, str(c.account)))
     ]
-    for record in records:
-        write_posting(conn, store.app.name, record, now)
+    for record, was in records:
+        write_posting(conn, store.app.name, record, now, was=was)
         if record.status is not PostingStatus.held:
             drop_set_aside(conn, store.app.name, table, key, give_back_rule(record.posting))
     return tuple(events)
@@ -365,9 +366,10 @@ def _give_back(
     both = read_held(conn, store.table(record.table), spec.key, key, store.app.name, record.posting)
     if both is not None:
         row, current = both
-    else:  # the row is gone, or its record: each read on its own
+    else:  # the row is gone, or its record: each read on its own, each locked
         row = store.read_row(conn, record.table, key, lock=True)
-        current = read_postings(conn, store.app.name, record.table, record.key).get(record.posting)
+        found = read_postings(conn, store.app.name, record.table, record.key, lock=True)
+        current = found.get(record.posting)
     if current is None or current.status is not PostingStatus.held:
         return None  # a move already took it or gave it back: let go of
     ledgers = {ledger.name: ledger for ledger in store.app.ledgers or ()}
@@ -376,7 +378,8 @@ def _give_back(
     if row is not None and spec.hold is not None:
         until = held_until(spec.hold, row, store.zone, tables)
         if until is None or until > now:
-            write_posting(conn, store.app.name, _with(current, PostingStatus.held, until), now)
+            redated = _with(current, PostingStatus.held, until)
+            write_posting(conn, store.app.name, redated, now, was=PostingStatus.held)
             return None
     assert spec.postings is not None
     posting = spec.postings[record.posting - 1]

@@ -1,0 +1,176 @@
+"""Money exactly once: two `adminium sweep`s of two connections over one database (so two
+fences: neither keeps the other out) race over 1,000 due holds, five rounds; every hold is
+given back once, and every card adds up and ends where it began.
+
+examples/tickets.json: a till ticket holds its card payment until opened_at plus
+settings.till_hold_minutes (3). Round r's tickets are opened at 11:00 UTC on Friday
+12 June 2026 plus r days, so they are all due at 11:03 UTC that day.
+
+The tickets, their take entries and their held posting records are written by one SQL
+statement per round (what the write pipeline writes for a ticket paid by card, column for
+column: 1,000 writes through the pipeline would cost seconds a round). Each sweep is the
+console's own `adminium sweep` command, run in one of two long-lived processes; both wait
+on a barrier and start each minute together.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+from decimal import Decimal
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from adminium.cli import main
+from services.apps import add_app, app_store
+from services.connections import add_connection, get_connection
+from services.storage import open_session, upgrade_control_plane
+from tests.integration.pipeline_fixtures import at
+
+TICKETS = json.loads((Path(__file__).parents[2] / "examples" / "tickets.json").read_text())
+OPENED = at("2026-06-12 11:00")
+HOLDS, CARDS, ROUNDS, MINUTES = 1000, 10, 5, 4
+TOP_UP = Decimal(1000)
+
+_TAKE_HOLDS = """
+WITH made AS (
+    INSERT INTO tickets.till_tickets (items, total, gift_card_id, card_paid, opened_at, status)
+    SELECT 'tea', 1, (SELECT array_agg(id ORDER BY id) FROM tickets.gift_cards)[1 + n %% {cards}],
+           1, %(opened)s, 'open'
+    FROM generate_series(0, {holds} - 1) AS n
+    RETURNING id, gift_card_id
+), numbered AS (
+    SELECT made.id, made.gift_card_id,
+           card.balance - row_number() OVER (PARTITION BY made.gift_card_id ORDER BY made.id)
+               AS after
+    FROM made JOIN tickets.gift_cards AS card ON card.id = made.gift_card_id
+), entered AS (
+    INSERT INTO adminium.ledger_entries
+        (app, ledger, account, amount, balance, table_name, row_key, posting, kind, actor, at)
+    SELECT 'tickets', 'gift_cards', gift_card_id::text, -1, after, 'till_tickets', id::text,
+           1, 'take', 'staff@example.com', %(opened)s
+    FROM numbered ORDER BY numbered.id
+), posted AS (
+    INSERT INTO adminium.postings
+        (app, table_name, row_key, posting, ledger, account, amount, status, held_until, at)
+    SELECT 'tickets', 'till_tickets', id::text, 1, 'gift_cards', gift_card_id::text, 1, 'held',
+           %(until)s, %(opened)s
+    FROM made
+)
+UPDATE tickets.gift_cards AS card SET balance = card.balance - taken.n
+FROM (SELECT gift_card_id, count(*) AS n FROM made GROUP BY gift_card_id) AS taken
+WHERE card.id = taken.gift_card_id
+"""
+
+
+def _sweeper(control: str, name: str, barrier: Any, pipe: Connection) -> None:
+    """One process: for each round's instants sent down `pipe`, wait for the other at the
+    barrier, then run `adminium sweep NAME --now T`; send back each summary line."""
+    runner = CliRunner()
+    env = {"DATABASE_URL": control, "REDIS_URL": ""}
+    while (instants := pipe.recv()) is not None:
+        lines = []
+        for instant in instants:
+            barrier.wait(timeout=60)
+            swept = runner.invoke(main, ["sweep", name, "--now", instant], env=env)
+            lines.append(f"exit {swept.exit_code}: {swept.output.splitlines()[-1:]}")
+        pipe.send(lines)
+
+
+def test_two_sweeps_of_two_connections_over_one_database_give_each_hold_back_once(
+    make_database: Callable[[], str],
+) -> None:
+    control, venue = make_database(), make_database()
+    upgrade_control_plane(control)
+    names = [f"c-{uuid.uuid4().hex[:8]}" for _ in range(2)]
+    with open_session(control) as session:
+        add_connection(session, names[0], venue, "Europe/London")
+        add_connection(session, names[1], venue, "Europe/London", force=True)
+        add_app(session, names[0], TICKETS, create_tables=True)
+        add_app(session, names[1], TICKETS)
+        store = app_store(get_connection(session, names[0]).apps[0])
+    engine = store.engine
+    with engine.begin() as conn:
+        conn.exec_driver_sql("INSERT INTO tickets.settings (card_max) VALUES (1000000)")
+        for _ in range(CARDS):
+            conn.exec_driver_sql(
+                "INSERT INTO tickets.gift_cards (holder_name, balance) VALUES ('Ann', %s)",
+                (TOP_UP,),
+            )
+        cards = [str(r[0]) for r in conn.exec_driver_sql("SELECT id FROM tickets.gift_cards")]
+
+    spawn = multiprocessing.get_context("spawn")
+    barrier = spawn.Barrier(2)
+    pipes, processes = [], []
+    for name in names:
+        ours, theirs = spawn.Pipe()
+        process = spawn.Process(target=_sweeper, args=(control, name, barrier, theirs))
+        process.start()
+        pipes.append(ours)
+        processes.append(process)
+    doubled: list[tuple[int, int]] = []
+    try:
+        for round_ in range(ROUNDS):
+            opened = OPENED + timedelta(days=round_)
+            due = opened + timedelta(minutes=3)
+            with engine.begin() as conn:
+                sql = _TAKE_HOLDS.format(cards=CARDS, holds=HOLDS)
+                conn.exec_driver_sql(sql, {"opened": opened, "until": due})
+            # 500 a minute at most: two minutes give back 1,000; the others catch a hold
+            # left to the next minute because the other sweep held it.
+            instants = [(due + timedelta(minutes=m)).isoformat() for m in range(MINUTES)]
+            for pipe in pipes:
+                pipe.send(instants)
+            summaries = [pipe.recv() for pipe in pipes]
+            assert all(line.startswith("exit 0") for s in summaries for line in s), summaries
+            with engine.connect() as conn:
+                doubled.append(_round_counts(conn, opened))
+    finally:
+        for pipe in pipes:
+            pipe.send(None)
+        for process in processes:
+            process.join(timeout=30)
+    # Rows given back more than once, and rows not given back, round by round.
+    assert doubled == [(0, 0)] * ROUNDS
+    with engine.connect() as conn:
+        assert (
+            conn.exec_driver_sql(
+                "SELECT count(*) FROM adminium.postings WHERE status <> 'given-back'"
+            ).scalar_one()
+            == 0
+        )
+        audits = conn.exec_driver_sql(
+            "SELECT count(*), count(DISTINCT row_key) FROM adminium.audit"
+            " WHERE table_name = 'till_tickets' AND actor = 'Timed move'"
+        ).one()
+        assert tuple(audits) == (HOLDS * ROUNDS, HOLDS * ROUNDS)
+        balances = conn.execute(sa.text("SELECT id::text, balance FROM tickets.gift_cards"))
+        assert {key: Decimal(b) for key, b in balances} == dict.fromkeys(cards, TOP_UP)
+    env = {"DATABASE_URL": control, "REDIS_URL": ""}
+    for card in cards:
+        checked = CliRunner().invoke(main, ["ledger", names[0], "gift_cards", card], env=env)
+        assert checked.exit_code == 0, checked.output
+        assert checked.output.rstrip().endswith(": adds up"), checked.output
+    engine.dispose()
+
+
+def _round_counts(conn: sa.Connection, opened: Any) -> tuple[int, int]:
+    """How many of a round's tickets got more than one give-back entry, and how many none."""
+    found = conn.execute(
+        sa.text(
+            "SELECT count(*) FILTER (WHERE backs > 1), count(*) FILTER (WHERE backs = 0)"
+            " FROM (SELECT t.id, count(e.id) AS backs FROM tickets.till_tickets t"
+            " LEFT JOIN adminium.ledger_entries e ON e.row_key = t.id::text"
+            " AND e.table_name = 'till_tickets' AND e.kind = 'give-back'"
+            " WHERE t.opened_at = :opened GROUP BY t.id) AS per_ticket"
+        ),
+        {"opened": opened},
+    ).one()
+    return int(found[0]), int(found[1])
