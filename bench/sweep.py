@@ -7,8 +7,20 @@
   in a transaction of its own per move (committed, as each timed move is), in the same
   run; and the CPU milliseconds this process spends per move on each side.
 - idle: the cost of sweeping a connection with nothing due, in milliseconds.
+- jobs (`--jobs`): what an idle connection's sweep job costs on one real worker started as
+  the Procfile starts it, side by side in one run, three passes turn about: an empty RQ
+  job (`os.getpid`, RQ's own bookkeeping: the floor of any job), the sweep of 10
+  connections sharing one database (warm: their engine stays), the sweep of 24 connections
+  each on its own database (more than ADMINIUM_WARM_ENGINES: cold, every sweep meets a
+  database it is not connected to), and a bare psycopg loop in this process that connects
+  to each of those 24 databases, runs one query and closes (the floor of visiting a
+  database one is not connected to). Per pass: ms a job (first start to last end, over the
+  jobs), each sweep's ratio to the empty job and the cold one's to the bare loop.
+  `--profile shared|own` runs the same jobs in a SweepWorker in this process under
+  cProfile and prints where the time goes.
 
 Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/sweep.py
+     [--jobs [--passes 3] [--count 400] | --profile shared|own]
 """
 
 from __future__ import annotations
@@ -38,6 +50,7 @@ from core.store import Store, install_app, make_engine
 from core.sweep import sweep_connection
 from tests.integration.sweep_fixtures import SHOP
 
+ROOT = Path(__file__).resolve().parent.parent
 NOW = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
 DUE, LATER = 500, 200
 
@@ -198,8 +211,270 @@ def bench_idle(server: str) -> None:
     emit(bench="idle", ms=round(ms, 2), idle_connections_per_minute=int(60_000 / ms))
 
 
+SHARED, OWN = 10, 24
+KINDS = ("empty", "shared", "own")
+ROUNDS = 4
+"""Each pass runs each kind's jobs in this many batches, turn about."""
+"""The jobs bench's connections: 10 on one database (by schema), 24 each on its own."""
+
+
+class JobsWorld:
+    """A control plane listing SHARED connections on one venue database (schemas s0..s9)
+    and OWN connections each on a database of its own, every one an idle shop."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self.tag = uuid.uuid4().hex[:8]
+        self.created: list[str] = []
+        self.control = self._create("c")
+        self.shared = self._create("s")
+        self.own = [self._create(f"o{i}") for i in range(OWN)]
+        self.names = {
+            "shared": [f"s{i:02d}" for i in range(SHARED)],
+            "own": [f"o{i:02d}" for i in range(OWN)],
+        }
+
+    def _create(self, suffix: str) -> str:
+        name = f"adm_bench_{self.tag}_{suffix}"
+        with psycopg.connect(self.server, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        self.created.append(name)
+        info = psycopg.conninfo.conninfo_to_dict(self.server)
+        info["dbname"] = name
+        return psycopg.conninfo.make_conninfo(**info)
+
+    def install(self) -> None:
+        from services.storage import upgrade_control_plane
+
+        upgrade_control_plane(self.control)
+        rows: list[tuple[str, str, dict[str, Any]]] = []
+        for index, name in enumerate(self.names["shared"]):
+            rows.append((name, self.shared, {**SHOP, "schema": f"s{index}"}))
+        for name, url in zip(self.names["own"], self.own, strict=True):
+            rows.append((name, url, SHOP))
+        for _, url, manifest in rows:
+            engine = make_engine(url)
+            app = load_app(manifest)
+            install_app(engine, app)
+            with engine.begin() as conn:
+                conn.exec_driver_sql(f'INSERT INTO "{app.schema_name}".settings DEFAULT VALUES')
+            engine.dispose()
+        with psycopg.connect(self.control) as conn:
+            for name, url, manifest in rows:
+                conn.execute(
+                    "INSERT INTO adminium_control.connections (name, url, zone, paused)"
+                    " VALUES (%s, %s, 'Europe/London', false)",
+                    (name, url),
+                )
+                conn.execute(
+                    "INSERT INTO adminium_control.apps (connection_id, name, manifest)"
+                    " SELECT id, 'shop', %s FROM adminium_control.connections WHERE name = %s",
+                    (Jsonb(manifest), name),
+                )
+
+    def drop(self) -> None:
+        with psycopg.connect(self.server, autocommit=True) as conn:
+            for name in self.created:
+                conn.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                )
+
+
+def job_batch(kind: str, world: JobsWorld, count: int, tag: str) -> list[Any]:
+    """`count` jobs of one kind as the queue takes them: empty jobs, or the sweeps of the
+    kind's connections in turn (each with its own id, dated this minute as the tick does)."""
+    from rq import Queue
+
+    from jobs.sweep import JOB_TIMEOUT, minute_of, run_sweep
+
+    minute = minute_of(datetime.now(UTC)).isoformat()
+    if kind == "empty":
+        return [
+            Queue.prepare_data(os.getpid, (), job_id=f"bench-{tag}-{i}", result_ttl=600)
+            for i in range(count)
+        ]
+    names = world.names[kind]
+    return [
+        Queue.prepare_data(
+            run_sweep,
+            (names[i % len(names)], minute),
+            job_id=f"bench-{tag}-{i}",
+            timeout=JOB_TIMEOUT,
+            result_ttl=600,
+        )
+        for i in range(count)
+    ]
+
+
+def drained(queue: Any, ids: list[str], deadline: float) -> list[Any]:
+    """Wait until every job of `ids` has ended (or failed); the jobs."""
+    from rq.job import Job
+
+    while time.monotonic() < deadline:
+        if queue.count == 0 and queue.started_job_registry.count == 0:
+            break
+        time.sleep(0.2)
+    return [j for j in Job.fetch_many(ids, connection=queue.connection) if j is not None]
+
+
+def bare_visits(urls: list[str], count: int) -> float:
+    """Milliseconds a visit of a bare psycopg loop: connect, one query, close."""
+    start = time.perf_counter()
+    for index in range(count):
+        with psycopg.connect(urls[index % len(urls)], autocommit=True) as conn:
+            conn.execute("SELECT 1").fetchone()
+    return (time.perf_counter() - start) * 1000 / count
+
+
+def bench_jobs(server: str, passes: int, count: int) -> None:
+    import subprocess
+
+    from redis import Redis
+    from rq import Queue, Worker
+
+    from adminium.supervisor import read_procfile
+    from bench.scale import start, stop
+    from bench.scale_setup import redis_server
+    from services.sweep_ledger import QUEUE
+
+    world = JobsWorld(server)
+    try:
+        world.install()
+        with redis_server() as redis_url:
+            client = Redis.from_url(redis_url)
+            queue = Queue(QUEUE, connection=client)
+            env = {
+                **os.environ,
+                "DATABASE_URL": world.control,
+                "REDIS_URL": redis_url,
+                "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+            }
+            procfile = read_procfile(ROOT / "Procfile")
+            workers: list[subprocess.Popen[bytes]] = start([procfile["worker"]], env)
+            try:
+                ready = time.monotonic() + 60
+                while Worker.count(queue=queue) < 1 and time.monotonic() < ready:
+                    time.sleep(0.2)
+                # Warm-up: every connection swept once, so pass 1 is not the imports'.
+                warm = job_batch("shared", world, SHARED, "warm-s") + job_batch(
+                    "own", world, OWN, "warm-o"
+                )
+                queue.enqueue_many(warm)
+                drained(queue, [d.job_id for d in warm], time.monotonic() + 120)
+                for number in range(1, passes + 1):
+                    figures: dict[str, Any] = {"bench": "jobs", "pass": number}
+                    spans: dict[str, float] = dict.fromkeys(KINDS, 0.0)
+                    inside: dict[str, list[float]] = {k: [] for k in KINDS}
+                    done: dict[str, int] = dict.fromkeys(KINDS, 0)
+                    failed: dict[str, int] = dict.fromkeys(KINDS, 0)
+                    bare = 0.0
+                    # Turn about in small batches, so the machine's other load falls on
+                    # every kind alike.
+                    for turn in range(ROUNDS):
+                        for kind in KINDS:
+                            tag = f"{number}-{turn}-{kind}"
+                            batch = job_batch(kind, world, count // ROUNDS, tag)
+                            queue.enqueue_many(batch)
+                            ids = [d.job_id for d in batch]
+                            jobs = drained(queue, ids, time.monotonic() + 300)
+                            ended = [j for j in jobs if j.ended_at is not None and j.started_at]
+                            lost = [j for j in jobs if j.get_status() == "failed"]
+                            if lost:
+                                print(lost[0].latest_result().exc_string, file=sys.stderr)
+                            failed[kind] += len(lost)
+                            spans[kind] += (
+                                max(j.ended_at for j in ended) - min(j.started_at for j in ended)
+                            ).total_seconds()
+                            inside[kind] += [
+                                (j.ended_at - j.started_at).total_seconds() for j in ended
+                            ]
+                            done[kind] += len(ended)
+                        bare += bare_visits(world.own, count // ROUNDS) / ROUNDS
+                    for kind in KINDS:
+                        figures[f"{kind}_ms"] = round(spans[kind] * 1000 / done[kind], 2)
+                        figures[f"{kind}_inside_ms_p50"] = round(
+                            statistics.median(inside[kind]) * 1000, 2
+                        )
+                        figures[f"{kind}_failed"] = failed[kind]
+                    figures["bare_psycopg_ms"] = round(bare, 2)
+                    empty = figures["empty_ms"]
+                    figures["shared_per_worker_minute"] = int(60_000 / figures["shared_ms"])
+                    figures["own_per_worker_minute"] = int(60_000 / figures["own_ms"])
+                    figures["shared_to_empty"] = round(figures["shared_ms"] / empty, 2)
+                    figures["own_to_empty"] = round(figures["own_ms"] / empty, 2)
+                    figures["own_to_bare"] = round(
+                        figures["own_ms"] / figures["bare_psycopg_ms"], 2
+                    )
+                    figures["goal_to_empty"] = 2.0
+                    figures["goal_own_to_bare"] = 2.0
+                    emit(**figures)
+            finally:
+                stop(workers)
+                client.close()
+    finally:
+        world.drop()
+
+
+def profile_jobs(server: str, kind: str, count: int) -> None:
+    """The jobs of one kind run by a SweepWorker in this process under cProfile."""
+    import cProfile
+    import pstats
+
+    from redis import Redis
+    from rq import Queue
+
+    from bench.scale_setup import redis_server
+    from jobs.worker import SweepWorker
+    from services.sweep_ledger import QUEUE
+
+    world = JobsWorld(server)
+    try:
+        world.install()
+        with redis_server() as redis_url:
+            os.environ["DATABASE_URL"] = world.control
+            client = Redis.from_url(redis_url)
+            queue = Queue(QUEUE, connection=client)
+            worker = SweepWorker([queue], connection=client)
+            queue.enqueue_many(job_batch(kind, world, 50, "warm"))
+            worker.work(burst=True)
+            queue.enqueue_many(job_batch(kind, world, count, "profiled"))
+            profile = cProfile.Profile()
+            start = time.perf_counter()
+            profile.enable()
+            worker.work(burst=True)
+            profile.disable()
+            took = (time.perf_counter() - start) * 1000 / count
+            emit(bench="profile", kind=kind, jobs=count, ms_a_job=round(took, 2))
+            stats = pstats.Stats(profile, stream=sys.stderr)
+            stats.sort_stats("cumulative").print_stats(60)
+            stats.sort_stats("tottime").print_stats(30)
+            stats.print_callers(
+                "cursor.py:100.execute.|_exec_command|do_ping|connection.py.*(commit|rollback)|base.py.*_commit_impl|_rollback_impl|_start_query"
+            )
+            client.close()
+    finally:
+        from services.storage import ENGINES
+
+        ENGINES.clear()
+        world.drop()
+
+
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobs", action="store_true")
+    parser.add_argument("--profile", choices=("shared", "own", "empty"))
+    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--count", type=int, default=400)
+    options = parser.parse_args()
     server = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+    if options.jobs:
+        bench_jobs(server, options.passes, options.count)
+        return
+    if options.profile:
+        profile_jobs(server, options.profile, options.count)
+        return
     bench_find(server)
     bench_moves(server)
     bench_idle(server)

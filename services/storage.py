@@ -13,17 +13,21 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import URL, Engine, create_engine, event, make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session
-from sqlalchemy.pool import NullPool
+from sqlalchemy.pool import NullPool, Pool, QueuePool
+from sqlalchemy.util import LRUCache
 
 from services.models import SCHEMA, Connection
 from services.recent import LeastRecent
@@ -65,23 +69,92 @@ WARM_ENGINES = int(os.environ.get("ADMINIUM_WARM_ENGINES", "8"))
 """How many database URLs' engines (and pools) a process keeps (ADMINIUM_WARM_ENGINES)."""
 POOL_SIZE = 5
 """Connections an engine's pool keeps open once used (more may open while busy)."""
+PING_IDLE = 1.0
+"""Seconds a pooled connection may sit idle and still be handed out without a ping."""
+COMPILED_STATEMENTS = 5000
+"""Compiled statements one server's engines share (every app's few, warm for each of its
+databases)."""
+
+
+def _server_of(url: URL) -> tuple[Any, ...]:
+    """What one dialect may serve: the same server, user and options, any database."""
+    return (
+        url.drivername,
+        url.host,
+        url.port,
+        url.username,
+        url.password,
+        *sorted(url.query.items()),
+    )
+
+
+def _ping_when_idle(pool: Pool, dialect: Any) -> None:
+    """A connection idle in the pool PING_IDLE or longer is pinged as it is handed out; a
+    dead one is replaced (SQLAlchemy's pessimistic disconnect handling, asked only of
+    connections that waited: those handed back within a second are used as they are)."""
+
+    @event.listens_for(pool, "checkin")
+    def _returned(dbapi_connection: Any, record: Any) -> None:
+        record.info["adminium_idle_since"] = time.monotonic()
+
+    @event.listens_for(pool, "checkout")
+    def _handed_out(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        since = record.info.pop("adminium_idle_since", None)
+        if since is None or time.monotonic() - since < PING_IDLE:
+            return  # new, or handed back a moment ago
+        try:
+            dialect.do_ping(dbapi_connection)
+        except dialect.loaded_dbapi.Error:
+            raise DisconnectionError("a pooled connection had gone away") from None
 
 
 class Engines:
-    """At most `size` engines by URL, the least recently used disposed to make room."""
+    """At most `size` engines by URL, the least recently used disposed to make room.
+
+    Engines on the same server share one dialect and its compiled statements: the first
+    engine of a server connects as SQLAlchemy's do (reading the server's version and
+    settings once); every later one, for another database of that server, is made on its
+    dialect, so a database met for the first time costs its connect and no more (no
+    dialect set-up, no statement compiled again)."""
 
     def __init__(self, size: int) -> None:
         self._engines: LeastRecent[str, Engine] = LeastRecent(size)
+        self._servers: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
     def get(self, url: str) -> Engine:
         """The engine for a URL: the warm one, or a new one (disposing the coldest)."""
-        engine, cold = self._engines.get_or_make(
-            url,
-            lambda: create_engine(sqlalchemy_url(url), pool_pre_ping=True, pool_size=POOL_SIZE),
-        )
+        engine, cold = self._engines.get_or_make(url, lambda: self._make(url))
         for gone in cold:
             # Its idle connections close now; one still checked out closes when given back.
             gone.dispose()
+        return engine
+
+    def _make(self, url: str) -> Engine:
+        target = make_url(sqlalchemy_url(url))
+        server = _server_of(target)
+        known = self._servers.get(server)
+        if known is None:
+            engine = create_engine(target, pool_size=POOL_SIZE, query_cache_size=0)
+            engine._compiled_cache = LRUCache(COMPILED_STATEMENTS)
+            _ping_when_idle(engine.pool, engine.dialect)
+
+            @event.listens_for(engine.pool, "first_connect")
+            def _ready(dbapi_connection: Any, record: Any) -> None:
+                # After SQLAlchemy's own first connect has read the server's settings.
+                self._servers.setdefault(server, (engine.dialect, engine._compiled_cache))
+
+            return engine
+        dialect, compiled = known
+        cargs, cparams = dialect.create_connect_args(target)
+        pool = QueuePool(
+            lambda: dialect.connect(*cargs, **cparams), pool_size=POOL_SIZE, dialect=dialect
+        )
+        on_connect = dialect.on_connect_url(target)
+        if on_connect is not None:
+            event.listen(pool, "connect", lambda conn, record: on_connect(conn))
+        _ping_when_idle(pool, dialect)
+        engine = Engine(pool, dialect, target, query_cache_size=0)
+        engine._compiled_cache = compiled
         return engine
 
     def __len__(self) -> int:
