@@ -1,9 +1,10 @@
 """The Procfile's clock: RQ's CronScheduler over `jobs/cron.py`, riding out a Redis outage.
 
 `rq cron` exits at the first Redis error, and a minute's tick with it. This clock keeps
-its schedule and tries Redis again after a pause that grows while it stays away. A tick
+its schedule and tries Redis again after 1 s, then every 2 s while it stays away. A tick
 that could not be enqueued stays due (RQ dates the next one only once it is enqueued), so
-it goes as soon as Redis answers, and its sweeps move every row that fell due meanwhile.
+it goes within 2 s of Redis answering; a tick whose minute is over by then still enqueues
+its sweeps at once (`jobs.tick`), and they move every row that fell due meanwhile.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ log = logging.getLogger(__name__)
 
 CONFIG = "jobs.cron"
 """The module that registers the clock's jobs with `rq.cron.register`."""
-RETRY_DELAYS = (1.0, 2.0, 4.0, 8.0, 10.0)
+RETRY_DELAYS = (1.0, 2.0)
 """Seconds before the n-th try in a row while Redis does not answer; the last repeats."""
 
 

@@ -3,7 +3,9 @@
 Every clock enqueues the tick each minute; the first tick of a minute claims it, counts
 the sweeps of earlier minutes that never started (dropped: logged, counted, shown), and
 enqueues the minute's sweeps in one pipeline, the connections served longest ago first,
-so a connection skipped in one minute is among the first of the next.
+so a connection skipped in one minute is among the first of the next. A tick that runs
+after its minute is over (Redis did not answer meanwhile) still enqueues its sweeps, at
+once: its rows are due, and the next tick may be most of a minute away.
 """
 
 from __future__ import annotations
@@ -17,14 +19,12 @@ from redis import Redis
 from rq import Queue, get_current_job
 
 from jobs.outbox import enqueue_drains
-from jobs.sweep import control_url, minute_of, sweep_data, wait_left
+from jobs.sweep import WAIT_SECONDS, control_url, minute_of, sweep_data, wait_left
 from jobs.webhooks import enqueue_delivery_drains
 from services.connections import connections_with_minute_work
 from services.storage import open_session
 from services.sweep_ledger import (
     QUEUE,
-    Drop,
-    DropReason,
     count_drops,
     fair_order,
     mark_waiting,
@@ -51,13 +51,23 @@ def enqueue_minute(queue: Queue, names: Sequence[str], minute: datetime, now: da
         return 0
     count_drops(client, take_dropped(client, minute))
     ttl = wait_left(minute, now)
-    if ttl <= 0:
-        count_drops(client, [Drop(n, minute, DropReason.late_tick.value) for n in names])
-        return 0
+    late = ttl <= 0
+    if late:
+        # Its tick could not run in its minute (Redis did not answer, or no worker took
+        # it): its rows are still due, so its sweeps go now, with a full wait of their own.
+        # They are not marked waiting: the next minute's tick must not count them dropped.
+        ttl = WAIT_SECONDS
+        log.warning(
+            "minute %s: its tick came %.0f s late; its sweeps go now (%s)",
+            f"{minute:%H:%M}Z",
+            (now - minute).total_seconds(),
+            len(names),
+        )
     order = fair_order(client, names)
     with client.pipeline() as pipe:
         queue.enqueue_many([sweep_data(name, minute, ttl) for name in order], pipeline=pipe)
-        mark_waiting(pipe, order, minute)
+        if not late:
+            mark_waiting(pipe, order, minute)
         pipe.execute()
     return len(order)
 

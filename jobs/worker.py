@@ -10,14 +10,24 @@ The job timeout still holds: RQ's `perform_job` runs every job under its death p
 which for a SimpleWorker is SIGALRM in this process (`UnixSignalDeathPenalty`), raising
 `JobTimeoutException` inside the job. A job that kills the process (a crash, memory) takes
 the worker with it; the launcher's supervisor, or the platform, starts it again.
+
+A Redis outage does not take it: RQ's pause between tries while Redis is away grows to a
+minute, and RQ leaves its loop when Redis goes away in the middle of a call (a timeout, a
+pipeline after a job). This worker tries again every REDIS_PAUSE seconds and, once Redis
+answers, listens again in the same process, so the sweeps of the minute that could not be
+enqueued meanwhile start within seconds of Redis answering.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
+import time
 from typing import Any
 
+from redis.exceptions import ConnectionError, TimeoutError
+from rq.exceptions import StopRequested
 from rq.worker import SimpleWorker
 
 # Imported here, before the first job, so that no job pays for them.
@@ -44,12 +54,61 @@ def settle_memory() -> None:
     gc.set_threshold(*GC_THRESHOLD)
 
 
+REDIS_PAUSE = 2.0
+"""Seconds between a worker's tries while Redis does not answer (RQ's own grow to 60)."""
+
+
 class SweepWorker(SimpleWorker):
-    """A SimpleWorker (jobs in this process, warm state kept between them)."""
+    """A SimpleWorker (jobs in this process, warm state kept between them) that rides out a
+    Redis outage."""
+
+    max_connection_wait_time = REDIS_PAUSE
 
     def work(self, burst: bool = False, *args: Any, **kwargs: Any) -> bool:
         """Work as RQ's worker does; a long-lived one (the Procfile's, not a burst that
-        drains a queue and ends) first settles its memory."""
-        if not burst:
-            settle_memory()
-        return super().work(burst, *args, **kwargs)
+        drains a queue and ends) first settles its memory, and when RQ's loop ends without
+        a stop request (Redis went away mid-call) waits for Redis and listens again."""
+        if burst:
+            return super().work(burst, *args, **kwargs)
+        settle_memory()
+        if args or kwargs.get("max_jobs") or kwargs.get("max_idle_time"):
+            return super().work(burst, *args, **kwargs)  # it ends by itself: no riding out
+        worked = False
+        while True:
+            try:
+                worked = super().work(burst, *args, **kwargs) or worked
+            except (ConnectionError, TimeoutError) as error:
+                # Registering its birth or its death needs Redis.
+                self.log.warning("worker %s: Redis does not answer (%s)", self.name, error)
+                with contextlib.suppress(Exception):
+                    self.unsubscribe()
+            if self._shutdown_requested_date is not None:
+                return worked
+            if not self._wait_for_redis():
+                return worked
+
+    def _wait_for_redis(self) -> bool:
+        """Try Redis every REDIS_PAUSE seconds until it answers (True), or a stop signal
+        comes (False); then forget this worker's registration left from before."""
+        tries = 0
+        while True:
+            try:
+                time.sleep(REDIS_PAUSE if tries else REDIS_PAUSE / 4)
+                self.connection.ping()
+                # Its key may lack the death RQ could not write: it is this worker's own.
+                self.connection.delete(self.key)
+            except (ConnectionError, TimeoutError) as error:
+                tries += 1
+                self.log.warning(
+                    "worker %s: Redis does not answer (%s); trying again in %.0f s",
+                    self.name,
+                    error,
+                    REDIS_PAUSE,
+                )
+                continue
+            except StopRequested:
+                return False
+            if self._shutdown_requested_date is not None:
+                return False
+            self.log.warning("worker %s: Redis answers again; listening again", self.name)
+            return True

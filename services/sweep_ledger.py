@@ -72,7 +72,6 @@ class DropReason(StrEnum):
     """Why a minute's sweep of a connection never ran."""
 
     expired = "not started within its minute: its wait in the queue ran out"
-    late_tick = "its minute was over before the tick could enqueue it"
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,7 @@ def start_procfile_process(name: str, env: dict[str, str], log: Path) -> subproc
     """The Procfile's `name` under /bin/sh -c (it execs), as a platform starts it; output in
     `log`. `env` joins this environment, with this venv's bin first on PATH."""
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    full = {**os.environ, "PATH": path, "PYTHONUNBUFFERED": "1", **env}
+    full = {**os.environ, "PATH": path, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **env}
     with log.open("ab") as out:
         return subprocess.Popen(
             ["/bin/sh", "-c", procfile_command(name)],
