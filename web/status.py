@@ -29,12 +29,15 @@ def probe_database(url: str) -> str:
 
 
 def probe_redis(url: str) -> str:
-    """The server's version, or why it does not answer."""
+    """The server's version, or that it does not answer (the timed moves wait for it)."""
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=3)
-        return f"Redis {client.info('server')['redis_version']}"
+        with redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3) as client:
+            return f"Redis {client.info('server')['redis_version']}"
     except (redis.RedisError, ValueError) as error:
-        return f"does not answer: {error.__class__.__name__}"
+        return (
+            f"Redis does not answer ({error.__class__.__name__}):"
+            " no sweep is enqueued until it does"
+        )
 
 
 @bp.get("/")
