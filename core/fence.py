@@ -32,6 +32,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.audit import ADMINIUM_SCHEMA, adminium_metadata
+from core.install_lock import INSTALL_LOCK
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ _TAKE = sa.text(
     RETURNING f.token
     """
 )
+_NO_TABLE = "42P01"
 _HOLDER = sa.text(f"SELECT holder, since FROM {_TABLE} WHERE connection = :connection")
 _RENEW = sa.text(
     f"""
@@ -129,7 +131,17 @@ class Fence:
             "lease": self.lease,
             "deadline": self.deadline,
         }
-        taken = conn.execute(_TAKE, params).first() is not None
+        try:
+            taken = conn.execute(_TAKE, params).first() is not None
+        except sa.exc.ProgrammingError as error:
+            if getattr(error.orig, "sqlstate", None) != _NO_TABLE:
+                raise
+            # A database installed before the fence was a lease: its table made now.
+            conn.rollback()
+            conn.execute(INSTALL_LOCK)
+            fences.create(conn, checkfirst=True)
+            conn.commit()
+            taken = conn.execute(_TAKE, params).first() is not None
         if not taken:
             found = conn.execute(_HOLDER, {"connection": self.connection}).first()
             # Let go of between the two statements: said as held by nobody known.

@@ -23,6 +23,7 @@ from sqlalchemy.engine import Connection, Engine
 from core.audit import ADMINIUM_SCHEMA, AUDIT_UPGRADES, adminium_metadata
 from core.automations import deliveries as _deliveries  # noqa: F401  (install makes it)
 from core.fence import fences as _fences  # noqa: F401  (install makes it)
+from core.install_lock import INSTALL_LOCK
 from core.ledger_entries import postings as _postings  # noqa: F401  (install makes it)
 from core.manifest.model import (
     App,
@@ -218,13 +219,23 @@ def upgrade_adminium(conn: Connection) -> None:
         conn.execute(sa.text(upgrade))
 
 
+def install_adminium(conn: Connection) -> None:
+    """Create Adminium's schema and tables in the connection's database, and add what a
+    newer version added to them, in the caller's transaction, after any other install in
+    that database has committed. Idempotent."""
+    conn.execute(INSTALL_LOCK)
+    conn.execute(sa.schema.CreateSchema(ADMINIUM_SCHEMA, if_not_exists=True))
+    adminium_metadata.create_all(conn, checkfirst=True)
+    upgrade_adminium(conn)
+
+
 def install_app(engine: Engine, app: App) -> None:
-    """Create the app's schema, tables and timed-move indexes, and Adminium's schema. Idempotent."""
+    """Create the app's schema, tables and timed-move indexes, and Adminium's schema, in one
+    transaction taken in turn with any other install in that database. Idempotent."""
     with engine.begin() as conn:
-        for schema in (app.schema_name, ADMINIUM_SCHEMA):
-            conn.execute(sa.schema.CreateSchema(schema, if_not_exists=True))
-        adminium_metadata.create_all(conn, checkfirst=True)
-        upgrade_adminium(conn)
+        conn.execute(INSTALL_LOCK)
+        conn.execute(sa.schema.CreateSchema(app.schema_name, if_not_exists=True))
+        install_adminium(conn)
         build_metadata(app).create_all(conn, checkfirst=True)
         for statement in timed_indexes(app):
             conn.execute(sa.text(statement))

@@ -12,14 +12,12 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
-from sqlalchemy.schema import CreateSchema
 
-from core.audit import ADMINIUM_SCHEMA, adminium_metadata
 from core.manifest.check import check_manifest
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
 from core.minute_work import has_minute_work
-from core.store import Store, install_app, upgrade_adminium
+from core.store import Store, install_adminium, install_app
 from core.values import text_fault
 from services.connections import get_connection
 from services.errors import (
@@ -248,9 +246,7 @@ def install_adminium_tables(session: Session) -> None:
         try:
             engine = connection_engine(connection)
             with engine.begin() as conn:
-                conn.execute(CreateSchema(ADMINIUM_SCHEMA, if_not_exists=True))
-                adminium_metadata.create_all(conn, checkfirst=True)
-                upgrade_adminium(conn)
+                install_adminium(conn)  # in turn with an install_app at the same moment
             for app in connection.apps:
                 make_indexes(engine, app.model, connection=connection.name)
         except SQLAlchemyError as error:

@@ -154,3 +154,17 @@ def test_a_lease_is_never_renewed_past_its_sweeps_deadline(shop: Shop) -> None:
         assert not Fence("shop", deadline=50.0).acquire(conn)
         second.release(conn)
         assert Fence("shop", deadline=50.0).acquire(conn)
+
+
+def test_a_database_installed_before_the_lease_gets_its_fence_table_at_the_first_sweep(
+    shop: Shop,
+) -> None:
+    keys = many(shop, 3)
+    shop.sql("DROP TABLE adminium.fences")
+    report = shop.sweep(NOW)
+    assert (report.outcome, [d.key for d in report.moved]) == (SweepOutcome.done, keys)
+    with shop.engine.connect() as conn:
+        kept = conn.execute(
+            sa.text("SELECT relpersistence FROM pg_class WHERE oid = 'adminium.fences'::regclass")
+        ).scalar_one()
+    assert kept == "u"  # unlogged
