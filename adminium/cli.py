@@ -28,6 +28,7 @@ COMMANDS = {
     "set-aside": "adminium.set_aside_commands:set_aside_group",
     "move": "adminium.set_aside_commands:move_command",
     "webhook": "adminium.webhook_commands:webhook_group",
+    "outbox": "adminium.outbox_commands:outbox_group",
     "ledger": "adminium.ledger_commands:ledger_command",
 }
 

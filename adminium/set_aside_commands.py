@@ -20,6 +20,7 @@ from adminium.sweep_commands import venue_time
 from core.actors import Actor
 from core.errors import AdminiumError
 from core.pending import Aside, set_aside_rows
+from core.set_aside import refusal_details, refusal_words
 from services.apps import app_store, find_table, lookup_app, swept_stores
 from services.connections import get_connection
 from services.errors import NotFound
@@ -38,8 +39,8 @@ def _line(aside: Aside) -> str:
     rule, zone = aside.rule, aside.rule.store.zone
     return (
         f"{rule.app}.{rule.table} {aside.key} rule {rule.number} ({rule.timed.from_} -> "
-        f"{rule.timed.to}) at {venue_time(aside.moment, zone)}: {aside.code}: {aside.message}; "
-        f"set aside until {venue_time(aside.until, zone)}"
+        f"{rule.timed.to}) at {venue_time(aside.moment, zone)}: {aside.code}: "
+        f"{aside.record.words}; set aside until {venue_time(aside.until, zone)}"
     )
 
 
@@ -79,7 +80,8 @@ def set_aside_retry(connection: str, app: str, table: str, key: str) -> None:
         except AdminiumError as refused:
             again = set_aside_rows([store], table=table, key=key)
             until = f"; set aside until {venue_time(again[0].until, store.zone)}" if again else ""
-            click.echo(f"refused again: {refused.code}: {refused.message}{until}", err=True)
+            words = refusal_words(refused.message, refusal_details(refused))
+            click.echo(f"refused again: {refused.code}: {words}{until}", err=True)
             raise click.exceptions.Exit(1) from None
     click.echo(f"{app}.{table} {key} moved on a retry")
 

@@ -18,6 +18,7 @@ from core.hold_reads import hold_apps
 from core.ledger_entries import PostingRecord
 from core.pending import Pending, pending_moves
 from core.store import Store, timed_indexes
+from core.sweep import SweepReport
 from services.apps import swept_stores
 from services.connections import get_connection
 from services.events import NO_PUBLISHER
@@ -61,13 +62,34 @@ def still_due(stores: Sequence[Store], now: datetime) -> str:
     return f"{count} or more" if len(rows) >= STILL_DUE_LIMIT else str(count)
 
 
+def _queued_for(report: SweepReport, now: datetime, clock: datetime) -> str | None:
+    """What a sweep run at a `now` after the real `clock` queued for then: its emails and
+    webhook deliveries go only when that time comes."""
+    emails = report.reminders + report.fallout.emails
+    deliveries = report.fallout.deliveries
+    if now <= clock or not (emails or deliveries):
+        return None
+    nouns = ((emails, "email", "emails"), (deliveries, "webhook delivery", "webhook deliveries"))
+    what = [f"{count} {one if count == 1 else many}" for count, one, many in nouns if count]
+    when = now.astimezone(UTC).strftime("%Y-%m-%d %H:%M" + (":%S" if now.second else ""))
+    return f"{' and '.join(what)} queued for {when} UTC, sent when that time comes"
+
+
 @click.command("sweep")
 @click.argument("connection")
-@click.option("--now", "now_text", default=None, help="Judge the rows at this instant (ISO).")
+@click.option(
+    "--now",
+    "now_text",
+    default=None,
+    help="Judge the rows at this instant (ISO). A --now in the future commits the moves at"
+    " that instant and queues their emails and webhook deliveries for it: they go only when"
+    " that time really comes.",
+)
 @click.option("--dry-run", is_flag=True, help="Move nothing: show what would move.")
 def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
     """Run one sweep of CONNECTION now, inline; print what it moved, set aside, and how many
-    rows are still due (times on the venue's clock)."""
+    rows are still due (times on the venue's clock); with it, how many linked rows the
+    moves' effects moved and how many reminders it queued."""
     now = parse_now(now_text) or datetime.now(UTC)
     with control_plane() as session, redis_publisher() as publisher:
         report = sweep(
@@ -95,9 +117,11 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
     for due in report.moved:
         click.echo(f"moved {_row(due)}")
     for refused in report.set_aside:
-        click.echo(f"set aside {_row(refused.due)}: {refused.code}: {refused.message}")
+        click.echo(f"set aside {_row(refused.due)}: {refused.code}: {refused.words}")
     for due in report.conflicts:
-        click.echo(f"next minute (held elsewhere) {_row(due)}")
+        linked = report.fallout.held.get((due.rule.app, due.rule.table, str(due.key)))
+        held = f": {linked} held by another writer" if linked else ""
+        click.echo(f"next minute (held elsewhere) {_row(due)}{held}")
     if not dry_run:
         for due in report.left:
             click.echo(f"next minute {_row(due)}")
@@ -107,12 +131,16 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
     record = report.record()
     click.echo(
         f"sweep of {connection}: {record['outcome']}, moved {record['moved']}, "
+        f"linked rows moved {report.fallout.linked}, reminders queued {report.reminders}, "
         f"set aside {record['set_aside']}, conflicts {record['conflicts']}, "
         f"gave back {record['given_back']}, give-backs set aside {record['holds_set_aside']}, "
         f"give-backs busy {record['holds_busy']}, still due {left}, {record['took_ms']:.1f} ms"
         + (" (dry run)" if dry_run else "")
         + (f": {report.error}" if report.error else "")
     )
+    later = None if dry_run else _queued_for(report, now, datetime.now(UTC))
+    if later:
+        click.echo(later)
     if report.outcome.value in ("stopped", "fence-lost"):
         raise click.exceptions.Exit(1)
 

@@ -5,20 +5,28 @@ key, rule number from 1, refusal code, the moment it was judged at, until = now 
 hour) and the spec's warning in the log. While the record holds, the sweep passes the row
 by; a row whose moment has changed since is judged on its new moment; a row that left
 `from` is never tried again. The sweep and the screens' "Try again now" both come here.
+
+A refusal by a linked row (an effect's move refused by its CHECK, its limit, its lock)
+names that row in its `details.effect`; the record keeps the refusal's details, so the
+log line, `adminium set-aside list`, the sweep's printout and the set-aside screen say
+"refused by parts 3012: …" (`refused_by`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.engine import Connection
 
-from core.audit import adminium_metadata
-from core.errors import AdminiumError
+from core.audit import ADMINIUM_SCHEMA, adminium_metadata
+from core.errors import AdminiumError, PublicError
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +48,37 @@ set_aside = sa.Table(
     sa.Column("moment", sa.DateTime(timezone=True), nullable=False),
     sa.Column("at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("until", sa.DateTime(timezone=True), nullable=False),
+    # The refusal's details as JSON: `effect: {table, key}` names a linked row that refused.
+    sa.Column("details", JSONB),
 )
-"""A refused timed move: its row, rule (from 1), code, the moment it was judged at, until."""
+"""A refused timed move: its row, rule (from 1), code, the moment it was judged at, until,
+and the refusal's details."""
+
+SET_ASIDE_UPGRADES = (
+    f"ALTER TABLE {ADMINIUM_SCHEMA}.set_aside ADD COLUMN IF NOT EXISTS details JSONB",
+)
+"""What a database made before the set-aside record kept details needs (idempotent)."""
+
+
+def refusal_details(error: AdminiumError) -> dict[str, Any]:
+    """A refusal's details as JSON keeps them (a public refusal's are its params)."""
+    details = error.params if isinstance(error, PublicError) else error.details
+    return dict(json.loads(json.dumps(details, default=str)))
+
+
+def refused_by(details: Mapping[str, Any] | None) -> str | None:
+    """The linked row a refusal names, as words: "parts 3012"; None when it names none."""
+    effect = (details or {}).get("effect")
+    if not isinstance(effect, Mapping) or "table" not in effect:
+        return None
+    return f"{effect['table']} {effect.get('key')}"
+
+
+def refusal_words(message: str, details: Mapping[str, Any] | None) -> str:
+    """A refusal's words as the operator reads them: "refused by parts 3012: …" when a
+    linked row refused, else the words alone."""
+    linked = refused_by(details)
+    return f"refused by {linked}: {message}" if linked else message
 
 
 @dataclass(frozen=True)
@@ -57,6 +94,17 @@ class SetAside:
     until: datetime
     message: str = ""
     at: datetime | None = None
+    details: Mapping[str, Any] | None = None
+
+    @property
+    def linked(self) -> str | None:
+        """The linked row that refused, as words ("parts 3012"), if one did."""
+        return refused_by(self.details)
+
+    @property
+    def words(self) -> str:
+        """The refusal's words, naming the linked row that refused ("refused by parts 3012: …")."""
+        return refusal_words(self.message, self.details)
 
     def stands_for(self, moment: datetime) -> bool:
         """Whether the record still speaks for the row: the moment it was refused at is the
@@ -95,13 +143,14 @@ def read_set_aside(
             row["until"],
             row["message"],
             row["at"],
+            row["details"],
         )
         found[(record.app, record.table, record.key, record.rule)] = record
     return found
 
 
 def write_set_aside(conn: Connection, record: SetAside, *, message: str, at: datetime) -> None:
-    """Record a refused row (or renew its record after another refusal)."""
+    """Record a refused row (or renew its record after another refusal), its details too."""
     values = {
         "app": record.app,
         "table_name": record.table,
@@ -112,12 +161,14 @@ def write_set_aside(conn: Connection, record: SetAside, *, message: str, at: dat
         "moment": record.moment,
         "at": at,
         "until": record.until,
+        "details": dict(record.details) if record.details else None,
     }
+    renewed = ("code", "message", "moment", "at", "until", "details")
     statement = insert(set_aside).values(values)
     conn.execute(
         statement.on_conflict_do_update(
             index_elements=["app", "table_name", "row_key", "rule"],
-            set_={k: statement.excluded[k] for k in ("code", "message", "moment", "at", "until")},
+            set_={k: statement.excluded[k] for k in renewed},
         )
     )
 
@@ -170,16 +221,23 @@ def set_aside_row(
     error: AdminiumError,
     now: datetime,
 ) -> SetAside:
-    """Record a refused row for an hour (renewing any record) and log the spec's words."""
-    record = SetAside(app, table, str(key), rule, error.code, moment, now + SET_ASIDE_FOR)
+    """Record a refused row for an hour (renewing any record) with the refusal's details, and
+    log the spec's words (and the linked row that refused, if one did)."""
+    details = refusal_details(error)
+    until = now + SET_ASIDE_FOR
+    record = SetAside(
+        app, table, str(key), rule, error.code, moment, until, error.message, now, details
+    )
     write_set_aside(conn, record, message=error.message, at=now)
+    linked = refused_by(details)
     log.warning(
-        "%s: connection=%s table=%s key=%s rule=%s code=%s",
+        "%s: connection=%s table=%s key=%s rule=%s code=%s%s",
         REFUSED_WORDS,
         connection,
         f"{app}.{table}",
         key,
         rule,
         error.code,
+        f" refused by {linked}" if linked else "",
     )
     return record

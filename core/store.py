@@ -39,6 +39,7 @@ from core.moments import MomentContext, Tables
 from core.outbox import outbox as _outbox  # noqa: F401  (install makes it)
 from core.reads import Reads, ReadsCache
 from core.sample_marks import sample_marks as _sample_marks  # noqa: F401  (install makes it)
+from core.set_aside import SET_ASIDE_UPGRADES
 from core.set_aside import set_aside as _set_aside  # noqa: F401  (install makes it)
 from core.sweep_records import SWEEP_UPGRADES
 from core.sweep_records import sweeps as _sweep_tables  # noqa: F401  (install makes it)
@@ -215,7 +216,7 @@ def reminder_indexes(app: App) -> list[str]:
 def upgrade_adminium(conn: Connection) -> None:
     """Add to Adminium's tables in an existing database what a newer version added to them
     (the columns `create_all` does not add to a table already there). Idempotent."""
-    for upgrade in (*AUDIT_UPGRADES, *SWEEP_UPGRADES):
+    for upgrade in (*AUDIT_UPGRADES, *SWEEP_UPGRADES, *SET_ASIDE_UPGRADES):
         conn.execute(sa.text(upgrade))
 
 

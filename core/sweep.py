@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -36,6 +36,9 @@ from core.set_aside import (
     drop_left_from,
     drop_set_aside,
     read_set_aside,
+    refusal_details,
+    refusal_words,
+    refused_by,
     set_aside_row,
     sets_aside,
 )
@@ -67,11 +70,30 @@ class SweepOutcome(StrEnum):
 
 @dataclass(frozen=True)
 class Refused:
-    """A due row whose move was refused, with the refusal's code and message."""
+    """A due row whose move was refused, with the refusal's code, message and details."""
 
     due: Due
     code: str
     message: str
+    details: Mapping[str, Any] | None = None
+
+    @property
+    def words(self) -> str:
+        """The refusal's words, naming a linked row that refused ("refused by parts 3012: …")."""
+        return refusal_words(self.message, self.details)
+
+
+@dataclass
+class Fallout:
+    """What the minute's timed moves set off besides their rows: linked rows their effects
+    moved, emails and webhook deliveries they queued (reminders are the report's own), and,
+    for a row tried next minute because another writer held a linked row, that row."""
+
+    linked: int = 0
+    emails: int = 0
+    deliveries: int = 0
+    held: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    """(app, table, key) of a due row -> the linked row held elsewhere ("desks 3")."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +117,7 @@ class SweepReport:
     holds_busy: tuple[PostingRecord, ...] = ()
     reminders: int = 0
     """How many reminders the sweep queued (their drain is enqueued after it)."""
+    fallout: Fallout = field(default_factory=Fallout)
 
     def refused(self) -> dict[str, int]:
         """How many rows each refusal code set aside."""
@@ -142,6 +165,7 @@ class _Sweep:
     holds_refused: list[tuple[PostingRecord, str]] = field(default_factory=list)
     holds_busy: list[PostingRecord] = field(default_factory=list)
     reminders: int = 0
+    fallout: Fallout = field(default_factory=Fallout)
 
     def report(self, outcome: SweepOutcome, error: str | None = None) -> SweepReport:
         took = (self.clock() - self.started) * 1000.0
@@ -162,6 +186,7 @@ class _Sweep:
             tuple(self.holds_refused),
             tuple(self.holds_busy),
             self.reminders,
+            fallout=replace(self.fallout, held=dict(self.fallout.held)),
         )
 
 
@@ -302,14 +327,31 @@ def _move(
     )
     if attempt.result is not None:
         run.moved.append(due)
+        run.fallout.linked += attempt.result.linked
+        run.fallout.emails += attempt.result.queued
+        run.fallout.deliveries += attempt.result.deliveries
         if on_moved is not None:
             on_moved(attempt.result)
     elif attempt.refused is None:
         run.left_alone.append(due)
     elif sets_aside(attempt.refused):
-        run.set_aside.append(Refused(due, attempt.refused.code, attempt.refused.message))
+        refused = attempt.refused
+        details = refusal_details(refused)
+        run.set_aside.append(Refused(due, refused.code, refused.message, details))
     else:
         run.conflicts.append(due)
+        linked = refused_by(refusal_details(attempt.refused))
+        if linked is not None:
+            run.fallout.held[(rule.app, rule.table, str(due.key))] = linked
+        log.info(
+            "timed move of %s.%s key=%s rule=%s tried next minute: %s%s",
+            rule.app,
+            rule.table,
+            due.key,
+            rule.number,
+            attempt.refused.code,
+            f", {linked} held by another writer" if linked else "",
+        )
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from core.writes import WriteResult
 from services import sending
 from services.apps import app_store
 from services.connections import get_connection, list_connections
+from services.errors import NotFound
 from services.events import Publisher, events_channel
 from services.sending import DEADLINE, Drained, DrainJob, Dropped, Refused
 from services.sending import RETRY_WAITS as RETRY_WAITS
@@ -280,6 +281,16 @@ def app_emails(engine: Engine, app: str, *, limit: int = 100) -> list[dict[str, 
     query = sa.select(outbox).where(outbox.c.app == app).order_by(outbox.c.id.desc()).limit(limit)
     with engine.connect() as conn:
         return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def outbox_stores(session: Session, connection: str, app: str | None = None) -> list[Store]:
+    """The stores of a connection's apps that keep an outbox (only `app`, when named; an app
+    the connection lacks is NotFound)."""
+    found = get_connection(session, connection)
+    apps = [a for a in found.apps if app in (None, a.name)]
+    if app is not None and not apps:
+        raise NotFound(f"no app {app!r} on connection {connection!r}", {"app": app})
+    return [app_store(a) for a in apps if a.model.outbox is not None]
 
 
 def emails_by_id(engine: Engine, ids: Sequence[int]) -> list[dict[str, Any]]:
