@@ -20,10 +20,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.clock import venue_day, wall_to_instant
-from core.manifest.model import Moment, RowTime, Shift, Timed
+from core.holds import held_until, holding_tables, is_held
+from core.ledger_entries import PostingRecord, PostingStatus, due_holds, posting_of, postings
+from core.manifest.model import Hold, Moment, RowTime, Shift, Timed
 from core.moments import MomentContext, MomentValueError, Tables, apply_shift, resolve_moment
 from core.set_aside import RecordKey, SetAside
-from core.store import Store
+from core.store import Row, Store
 
 log = logging.getLogger(__name__)
 
@@ -88,13 +90,15 @@ def timed_rules(store: Store) -> list[Rule]:
 
 @dataclass(frozen=True)
 class _Stream:
-    """One column of a rule's moment: its SQL bound, and the earliest moment past a value."""
+    """One column of a rule's (or a hold's) moment, for rows in one state: its SQL bound,
+    and the earliest moment past a value."""
 
-    rule: Rule
+    rule: Rule | HoldSource
     column: str
     bound: datetime | date
     inclusive: bool
     floor: Callable[[Any], datetime | None]
+    state: str = ""
 
 
 def _parts(moment: Moment) -> list[Moment]:
@@ -120,8 +124,12 @@ def _shifted(
     return moved + DAY_SHIFT_SLACK if sign < 0 else moved - DAY_SHIFT_SLACK
 
 
-def _stream(rule: Rule, part: Moment, tables: Tables, now: datetime) -> _Stream | None:
-    """The stream of one part of a rule's moment; None when that part can never answer."""
+def _stream(
+    rule: Rule | HoldSource, part: Moment, tables: Tables, now: datetime, state: str = ""
+) -> _Stream | None:
+    """The stream of one part of a rule's (or a hold's) moment, over the rows in `state`
+    (a rule's `from` when not given); None when that part can never answer."""
+    state = state or (rule.timed.from_ if isinstance(rule, Rule) else "")
     if part.via is not None or (part.plus is not None and part.minus is not None):
         return None
     store = rule.store
@@ -143,13 +151,13 @@ def _stream(rule: Rule, part: Moment, tables: Tables, now: datetime) -> _Stream 
             return _shifted(day_start(value), part, 1, tables, store)
 
         # A time of day on a date is at or after that day's midnight.
-        return _Stream(rule, part.column, venue_day(base, zone), True, floor_date)
+        return _Stream(rule, part.column, venue_day(base, zone), True, floor_date, state)
     if part.time is None:
 
         def floor_instant(value: Any) -> datetime | None:
             return _shifted(value, part, 1, tables, store)
 
-        return _Stream(rule, part.column, base, True, floor_instant)
+        return _Stream(rule, part.column, base, True, floor_instant, state)
 
     def floor_day(value: Any) -> datetime | None:
         return _shifted(day_start(venue_day(value, zone)), part, 1, tables, store)
@@ -157,13 +165,13 @@ def _stream(rule: Rule, part: Moment, tables: Tables, now: datetime) -> _Stream 
     # A time of day on an instant's venue day is at or after that day's midnight: the
     # instant itself is before the midnight that ends the base's day.
     bound = day_start(venue_day(base, zone) + timedelta(days=1))
-    return _Stream(rule, part.column, bound, False, floor_day)
+    return _Stream(rule, part.column, bound, False, floor_day, state)
 
 
-def _wanted_columns(rule: Rule) -> list[str]:
-    """The row's columns the rule's moment reads, the key and state first."""
+def _wanted_columns(rule: Rule | HoldSource) -> list[str]:
+    """The row's columns the rule's (or hold's) moment reads, the key and state first."""
     names = [rule.key_column, rule.state_column]
-    for part in _parts(rule.timed.at):
+    for part in _parts(rule.timed.at if isinstance(rule, Rule) else rule.hold.until):
         names.append(part.column)
         if isinstance(part.time, RowTime):
             names.append(part.time.column)
@@ -176,9 +184,11 @@ def _page(conn: Connection, stream: _Stream, after: tuple[Any, Any] | None, size
     table = rule.store.table(rule.table)
     column, key = table.c[stream.column], table.c[rule.key_column]
     query = sa.select(*(table.c[name] for name in _wanted_columns(rule))).where(
-        table.c[rule.state_column] == rule.timed.from_,
+        table.c[rule.state_column] == stream.state,
         column <= stream.bound if stream.inclusive else column < stream.bound,
     )
+    if isinstance(rule, HoldSource):
+        query = query.where(rule.paid(table))
     if after is not None:
         # `column >= last` is what the index serves; the key breaks ties.
         query = query.where(column >= after[0], sa.or_(column > after[0], key > after[1]))
@@ -200,8 +210,9 @@ class _Finder:
     due: dict[tuple[int, Any], Due]
     passed_by: dict[tuple[int, Any], Due]
 
-    def judge(self, rule: Rule, row: dict[str, Any]) -> None:
+    def judge(self, rule: Rule | HoldSource, row: dict[str, Any]) -> None:
         """Read a candidate's moment exactly; keep it as due, or as passed by."""
+        assert isinstance(rule, Rule)
         seen = (id(rule), row[rule.key_column])
         if seen in self.due or seen in self.passed_by:
             return
@@ -268,7 +279,9 @@ def find_due(
     )
 
 
-def _read_streams(conn: Connection, streams: Iterable[_Stream], finder: _Finder, page: int) -> bool:
+def _read_streams(
+    conn: Connection, streams: Iterable[_Stream], finder: _Finder | _HoldFinder, page: int
+) -> bool:
     """Read each stream as far as it may hold a row due before the limit's cutoff."""
     open_streams: dict[int, tuple[_Stream, tuple[Any, Any] | None]] = {
         i: (s, None) for i, s in enumerate(streams)
@@ -299,3 +312,235 @@ def _read_streams(conn: Connection, streams: Iterable[_Stream], finder: _Finder,
 def _order(due: Due) -> tuple[Any, ...]:
     """Longest-due first; ties in a stable order."""
     return (due.moment, due.rule.app, due.rule.table, due.rule.number, str(due.key))
+
+
+# --- holds ----------------------------------------------------------------------
+#
+# A hold ends at its row's heldUntil, read on the row as it is now: a row re-dated by any
+# writer (the venue's own software too) ends its hold at its new moment. Due holds are
+# found as due timed moves are: per held state and per column the moment reads, rows in
+# that state still paid (a posting's amount above 0: a hold given back sets it to 0)
+# whose column is bounded by `now`, then each moment read exactly. The posting records'
+# stored heldUntil is only a hint: it finds the holds whose row is gone or no longer
+# reads as held, and those whose row was re-dated later (their record is put right).
+
+
+@dataclass(frozen=True)
+class HoldSource:
+    """A table of one app whose postings are holds the clock gives back."""
+
+    store: Store
+    table: str
+    hold: Hold
+    key_column: str
+    state_column: str
+    amounts: tuple[str, ...]
+
+    @property
+    def app(self) -> str:
+        """The app's name."""
+        return self.store.app.name
+
+    def paid(self, table: sa.Table) -> Any:
+        """Rows with something to give back: a posting's amount above 0."""
+        # A literal 0, as the partial index `core.store.hold_indexes` is written with.
+        return sa.or_(*(table.c[amount] > sa.literal_column("0") for amount in self.amounts))
+
+
+def hold_sources(store: Store) -> list[HoldSource]:
+    """The app's tables whose postings are holds, with what their search reads."""
+    found: list[HoldSource] = []
+    for name in holding_tables(store.app):
+        spec = store.spec(name)
+        assert spec.hold is not None and spec.states is not None and spec.postings
+        amounts = tuple(dict.fromkeys(posting.amount for posting in spec.postings))
+        found.append(HoldSource(store, name, spec.hold, spec.key, spec.states.column, amounts))
+    return found
+
+
+@dataclass(frozen=True)
+class DueHold:
+    """A hold due to be given back: its app's store, its posting record, the moment it
+    ended (its row's heldUntil; the record's own when the row is gone or no longer held),
+    and its set-aside record if any."""
+
+    store: Store
+    record: PostingRecord
+    moment: datetime
+    aside: SetAside | None = None
+
+    @property
+    def record_key(self) -> RecordKey:
+        """How its give-back's set-aside record is keyed (rule: minus the posting number)."""
+        return (self.store.app.name, self.record.table, self.record.key, -self.record.posting)
+
+
+@dataclass(frozen=True)
+class DueHolds:
+    """The due holds, longest-due first, up to the limit; those passed by (their give-back
+    set aside while its hour runs); whether more wait; and the records whose row was
+    re-dated past `now` with the moment it reads now (`redated`, for the sweep to put
+    right)."""
+
+    due: tuple[DueHold, ...]
+    passed_by: tuple[DueHold, ...]
+    more: bool
+    redated: tuple[tuple[Store, PostingRecord, datetime | None], ...] = ()
+
+
+@dataclass
+class _HoldFinder:
+    """The state of one search for due holds across the stores: the rows found due."""
+
+    now: datetime
+    limit: int
+    tables: dict[str, Tables]
+    due: dict[tuple[int, Any], tuple[HoldSource, Any, datetime]]
+
+    def judge(self, source: Rule | HoldSource, row: dict[str, Any]) -> None:
+        """Read a candidate's heldUntil exactly; keep the row when it has passed."""
+        assert isinstance(source, HoldSource)
+        seen = (id(source), row[source.key_column])
+        if seen in self.due:
+            return
+        until = _held_until(source, row, self.tables[source.app])
+        if until is not None and until <= self.now:
+            self.due[seen] = (source, row[source.key_column], until)
+
+    def cutoff(self) -> datetime | None:
+        """The moment of the last row that fits under the limit, once the limit is reached."""
+        if len(self.due) < self.limit:
+            return None
+        return sorted(found[2] for found in self.due.values())[self.limit - 1]
+
+
+def _held_until(source: HoldSource, row: Mapping[str, Any], tables: Tables) -> datetime | None:
+    """The row's heldUntil; None when its moment has no value or cannot be read."""
+    try:
+        return held_until(source.hold, row, source.store.zone, tables)
+    except MomentValueError:
+        return None
+
+
+def find_due_holds(
+    conn: Connection,
+    stores: Sequence[Store],
+    *,
+    now: datetime,
+    limit: int,
+    records: Mapping[RecordKey, SetAside] | None = None,
+    tables: Mapping[str, Tables] | None = None,
+) -> DueHolds:
+    """The holds due at `now` across the stores, longest-due first, at most `limit` (those
+    whose give-back is set aside and whose hour runs are passed by, beside)."""
+    if now.utcoffset() is None:
+        raise ValueError("now must carry its offset")
+    sources = [source for store in stores for source in hold_sources(store)]
+    if not sources:
+        return DueHolds((), (), False)
+    if tables is None:
+        tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
+    records = records or {}
+    # Set-aside give-backs are read past the limit too, so they never keep due ones out.
+    wanted = limit + sum(1 for key in records if key[3] < 0)
+    finder = _HoldFinder(now, wanted, dict(tables), {})
+    streams = [
+        stream
+        for source in sources
+        for state in source.hold.states
+        for part in _parts(source.hold.until)
+        if (stream := _stream(source, part, tables[source.app], now, state)) is not None
+    ]
+    more = _read_streams(conn, streams, finder, page=max(wanted, 50))
+    found: dict[tuple[str, str, str, int], DueHold] = {}
+    by_table: dict[tuple[int, str], dict[str, datetime]] = {}
+    for source, key, until in finder.due.values():
+        by_table.setdefault((id(source.store), source.table), {})[str(key)] = until
+    stores_by_id = {id(store): store for store in stores}
+    for (store_id, table), moments in by_table.items():
+        store = stores_by_id[store_id]
+        for record in _held_records(conn, store.app.name, table, list(moments)):
+            found[(store.app.name, table, record.key, record.posting)] = DueHold(
+                store, record, moments[record.key]
+            )
+    redated = _hinted(conn, stores, sources, now, wanted, found, tables)
+    ordered = sorted(found.values(), key=_hold_order)
+    due: list[DueHold] = []
+    passed: list[DueHold] = []
+    for hold in ordered:
+        aside = records.get(hold.record_key)
+        if aside is not None:
+            hold = DueHold(hold.store, hold.record, hold.moment, aside)
+            if aside.holds(hold.moment, now):
+                passed.append(hold)
+                continue
+        due.append(hold)
+    return DueHolds(tuple(due[:limit]), tuple(passed), more or len(due) > limit, redated)
+
+
+def _held_records(conn: Connection, app: str, table: str, keys: list[str]) -> list[PostingRecord]:
+    """The held posting records of some rows of a table."""
+    query = sa.select(postings).where(
+        postings.c.app == app,
+        postings.c.table_name == table,
+        postings.c.row_key.in_(keys),
+        postings.c.status == PostingStatus.held.value,
+    )
+    return [posting_of(row) for row in conn.execute(query).mappings()]
+
+
+def _hinted(
+    conn: Connection,
+    stores: Sequence[Store],
+    sources: Sequence[HoldSource],
+    now: datetime,
+    limit: int,
+    found: dict[tuple[str, str, str, int], DueHold],
+    tables: Mapping[str, Tables],
+) -> tuple[tuple[Store, PostingRecord, datetime | None], ...]:
+    """Add to `found` the held records whose stored heldUntil has passed and that the rows'
+    search did not find: a row gone, or no longer in a held state, gives back at the
+    stored moment; a row that reads as due (past the search's cutoff) at its own. Those
+    whose row now reads later are returned with their moment, for the record to be put
+    right."""
+    redated: list[tuple[Store, PostingRecord, datetime | None]] = []
+    by_table = {(source.app, source.table): source for source in sources}
+    for store in stores:
+        hinted = [
+            record
+            for record in due_holds(conn, store.app.name, now, limit)
+            if (store.app.name, record.table, record.key, record.posting) not in found
+        ]
+        tables_of: dict[str, list[PostingRecord]] = {}
+        for record in hinted:
+            tables_of.setdefault(record.table, []).append(record)
+        for table, held in tables_of.items():
+            source = by_table.get((store.app.name, table))
+            rows = _rows(conn, store, table, [r.key for r in held])
+            for record in held:
+                row = rows.get(record.key)
+                moment = record.held_until or now
+                if source is not None and row is not None and is_held(store.spec(table), row):
+                    until = _held_until(source, row, tables[store.app.name])
+                    if until is None or until > now:
+                        redated.append((store, record, until))
+                        continue
+                    moment = until
+                key = (store.app.name, record.table, record.key, record.posting)
+                found[key] = DueHold(store, record, moment)
+    return tuple(redated)
+
+
+def _rows(conn: Connection, store: Store, table: str, keys: list[str]) -> dict[str, Row]:
+    """Some rows of a table by their keys as text."""
+    t = store.table(table)
+    key = store.spec(table).key
+    wanted = [store.coerce_key(table, k) for k in keys]
+    query = sa.select(t).where(t.c[key].in_([k for k in wanted if k is not None]))
+    return {str(row[key]): dict(row) for row in conn.execute(query).mappings()}
+
+
+def _hold_order(hold: DueHold) -> tuple[Any, ...]:
+    """Longest-due first; ties in a stable order."""
+    record = hold.record
+    return (hold.moment, hold.store.app.name, record.table, record.key, record.posting)

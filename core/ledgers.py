@@ -427,3 +427,24 @@ def _give_back(
         current.account,
     )
     return GiveBack(current, written, (event, account))
+
+
+def redate_hold(
+    conn: Connection, store: Store, record: PostingRecord, until: datetime | None, now: datetime
+) -> None:
+    """Put right a held record whose row now reads a later heldUntil (`until`; None: its
+    moment has no value, so the hold never ends) than the record kept: the row was
+    re-dated by a writer that did not pass through Adminium. A record settled meanwhile
+    is left as it is."""
+    try:
+        write_posting(
+            conn, store.app.name, _with(record, PostingStatus.held, until), now, was=record.status
+        )
+    except WriteConflict:
+        log.info(
+            "hold record of %s.%s key=%s posting=%s settled meanwhile: left as it is",
+            store.app.name,
+            record.table,
+            record.key,
+            record.posting,
+        )

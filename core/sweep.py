@@ -21,12 +21,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.due import Due, Rule, find_due, timed_rules
+from core.due import Due, Rule, find_due, find_due_holds, timed_rules
 from core.errors import AdminiumError, RowNotDue
 from core.fence import LEASE, Fence
-from core.holds import holding_tables
-from core.ledger_entries import PostingRecord, due_holds
-from core.ledgers import GiveBack, give_back_hold, give_back_rule
+from core.ledger_entries import PostingRecord
+from core.ledgers import GiveBack, give_back_hold, give_back_rule, redate_hold
 from core.minute_work import has_minute_work
 from core.moments import Tables
 from core.reminders import queue_reminders
@@ -437,20 +436,19 @@ def _give_back_holds(
     back, longest-due first, each in its own transaction; a give-back refused (the ledger's
     cap) is set aside for an hour, one another writer holds is tried next minute. How many
     of the minute's `limit` they took."""
-    found = [
-        (store, record)
-        for store in stores
-        if holding_tables(store.app)
-        for record in due_holds(conn, store.app.name, run.now, limit + len(records))
-    ]
+    found = find_due_holds(
+        conn, stores, now=run.now, limit=max(limit, 0), records=records, tables=tables
+    )
     conn.rollback()
-    found.sort(key=lambda pair: (pair[1].held_until or run.now, pair[1].table, pair[1].key))
+    for store, stale, until in found.redated:
+        # Its row was re-dated past now by a writer that left the record as it was.
+        held = conn if store.engine is conn.engine else None
+        with store.transaction(held) as kept:
+            redate_hold(kept, store, stale, until, run.now)
     tried = 0
-    for store, record in found:
+    for due in found.due:
+        store, record, aside = due.store, due.record, due.aside
         rule = give_back_rule(record.posting)
-        aside = records.get((store.app.name, record.table, record.key, rule))
-        if aside is not None and record.held_until and aside.holds(record.held_until, run.now):
-            continue
         if tried >= limit:
             break
         tried += 1
@@ -471,7 +469,7 @@ def _give_back_holds(
                     table=record.table,
                     key=record.key,
                     rule=rule,
-                    moment=record.held_until or run.now,
+                    moment=due.moment,
                     error=error,
                     now=run.now,
                 )
