@@ -42,7 +42,7 @@ from core.set_aside import (
     sets_aside,
 )
 from core.store import Store
-from core.sweep_records import write_sweep
+from core.sweep_records import close_sweep, open_sweep, write_sweep
 from core.writes import WriteResult, make_timed_move
 
 log = logging.getLogger(__name__)
@@ -212,6 +212,7 @@ def sweep_connection(
         return run.report(SweepOutcome.done)
     engine = stores[0].engine
     fence = Fence(connection, deadline=deadline, lease=lease)
+    opened: int | None = None
     try:
         # One connection for the whole minute: the fence's statements and the moves.
         with engine.connect() as conn:
@@ -222,6 +223,7 @@ def sweep_connection(
                     log.info("sweep of connection %s skipped: %s", connection, sentence)
                     report = run.report(SweepOutcome.fenced, sentence)
                 else:
+                    opened = None if dry_run else _open(conn, connection, now)
                     report = run.report(_run(run, conn, stores, fence, limit, deadline, on_moved))
             finally:
                 _let_go(fence, conn)
@@ -231,7 +233,7 @@ def sweep_connection(
         log.error("sweep of connection %s stopped: %s", connection, message)
         report = run.report(SweepOutcome.stopped, message)
     if not dry_run:
-        _record(engine, report)
+        _record(engine, report, opened)
     log.info(
         "sweep of connection %s: %s, gave back %s, moved %s, set aside %s, conflicts %s,"
         " left %s, %.1f ms",
@@ -487,13 +489,27 @@ def _give_back_holds(
     return tried
 
 
-def _record(engine: sa.Engine, report: SweepReport) -> None:
-    """Write the minute's record; a database that went away keeps none."""
+def _open(conn: Connection, connection: str, now: datetime) -> int:
+    """Record the minute as the sweep starts, with the fence held: a sweep killed on its way
+    leaves a record that the next one closes with its moves counted (`core.sweep_records`)."""
+    # A minute's record lost in a crash is no loss: do not wait for the disk.
+    conn.execute(sa.text("SET LOCAL synchronous_commit = off"))
+    record_id = open_sweep(conn, connection, now)
+    conn.commit()
+    return record_id
+
+
+def _record(engine: sa.Engine, report: SweepReport, opened: int | None = None) -> None:
+    """Write the minute's record (close the one `opened` as it started); a database that
+    went away keeps none."""
     try:
         with engine.begin() as conn:
             # A minute's record lost in a crash is no loss: do not wait for the disk.
             conn.execute(sa.text("SET LOCAL synchronous_commit = off"))
-            write_sweep(conn, report.record())
+            if opened is None:
+                write_sweep(conn, report.record())
+            else:
+                close_sweep(conn, opened, report.record())
     except sa.exc.DBAPIError as error:
         log.error(
             "sweep record of connection %s not kept: %s", report.connection, _first_line(error)

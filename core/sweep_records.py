@@ -2,18 +2,27 @@
 
 The table joins `core.audit.adminium_metadata`, so `install_app` makes it with the audit
 table (schema `adminium`), idempotently.
+
+A sweep records its minute as it starts (outcome `running`, with the audit's last id) and
+closes the record when it ends. A record still running when the next sweep of its
+connection takes the fence belongs to a sweep that went away (its worker killed, or frozen
+past its lease): that sweep closes it as `stopped`, "the worker went away", with the moves
+it made counted from the audit (the clock's moves stamped with its minute since that id),
+so "Moved in the last hour" and the table count them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection
 
-from core.audit import ADMINIUM_SCHEMA, adminium_metadata
+from core.actors import ActorKind
+from core.audit import ADMINIUM_SCHEMA, adminium_metadata, audit
 
 sweeps = sa.Table(
     "sweeps",
@@ -35,21 +44,91 @@ sweeps = sa.Table(
     sa.Column("given_back", sa.Integer, nullable=False, server_default="0"),
     sa.Column("holds_set_aside", sa.Integer, nullable=False, server_default="0"),
     sa.Column("holds_busy", sa.Integer, nullable=False, server_default="0"),
+    # The audit's last id as the sweep started: its moves are the entries after it.
+    sa.Column("audit_from", sa.BigInteger),
     sa.Index("ix_sweeps_connection_at", "connection", "at"),
+    sa.Index("ix_sweeps_running", "connection", postgresql_where=sa.text("outcome = 'running'")),
 )
 """One row per minute's sweep of a connection: what it moved, set aside, left, and how long."""
 
-SWEEP_UPGRADES = tuple(
-    f"ALTER TABLE {ADMINIUM_SCHEMA}.sweeps"
-    f" ADD COLUMN IF NOT EXISTS {column} integer NOT NULL DEFAULT 0"
-    for column in ("given_back", "holds_set_aside", "holds_busy")
+RUNNING = "running"
+"""The outcome of a sweep's record from its start until it ends."""
+STOPPED = "stopped"
+WENT_AWAY = "the worker went away"
+"""The error of a record that was still running when the next sweep took the fence."""
+
+SWEEP_UPGRADES = (
+    *(
+        f"ALTER TABLE {ADMINIUM_SCHEMA}.sweeps"
+        f" ADD COLUMN IF NOT EXISTS {column} integer NOT NULL DEFAULT 0"
+        for column in ("given_back", "holds_set_aside", "holds_busy")
+    ),
+    f"ALTER TABLE {ADMINIUM_SCHEMA}.sweeps ADD COLUMN IF NOT EXISTS audit_from bigint",
+    f"CREATE INDEX IF NOT EXISTS ix_sweeps_running ON {ADMINIUM_SCHEMA}.sweeps (connection)"
+    f" WHERE outcome = '{RUNNING}'",
 )
-"""What a database made before the give-back counts joined the record needs, each idempotent."""
+"""What a database made before the give-back counts and the open record joined the record
+needs, each idempotent."""
 
 
 def write_sweep(conn: Connection, values: Mapping[str, Any]) -> None:
     """Record one minute's sweep of a connection."""
     conn.execute(sa.insert(sweeps).values(dict(values)))
+
+
+def moves_since_start(record: sa.FromClause | sa.Table = sweeps) -> sa.ScalarSelect[Any]:
+    """The timed moves a sweep's record made so far, read from the audit: the clock's
+    entries stamped with the sweep's minute after the audit id it started at (a row that an
+    effect moved has a cause, a give-back no move)."""
+    return (
+        sa.select(sa.func.count())
+        .select_from(audit)
+        .where(
+            audit.c.id > record.c.audit_from,
+            audit.c.at == record.c.at,
+            audit.c.actor_kind == ActorKind.clock.value,
+            audit.c.cause.is_(None),
+            audit.c.move_to.is_not(None),
+        )
+        .scalar_subquery()
+    )
+
+
+def close_gone(conn: Connection, connection: str) -> int:
+    """Close the connection's records still running: their sweeps went away (the caller
+    holds the fence). Stopped, "the worker went away", their moves counted; how many."""
+    found = conn.execute(
+        sa.update(sweeps)
+        .where(sweeps.c.connection == connection, sweeps.c.outcome == RUNNING)
+        .values(outcome=STOPPED, error=WENT_AWAY, moved=moves_since_start())
+    )
+    return int(found.rowcount or 0)
+
+
+def open_sweep(conn: Connection, connection: str, at: datetime) -> int:
+    """Record a sweep's minute as it starts (running, nothing counted yet); its id. The
+    connection's records of sweeps that went away are closed first."""
+    close_gone(conn, connection)
+    last = sa.select(sa.func.coalesce(sa.func.max(audit.c.id), 0)).scalar_subquery()
+    values = {
+        "connection": connection,
+        "at": at,
+        "outcome": RUNNING,
+        "moved": 0,
+        "set_aside": 0,
+        "conflicts": 0,
+        "passed_by": 0,
+        "left_alone": 0,
+        "refused": {},
+        "took_ms": 0.0,
+        "audit_from": last,
+    }
+    return int(conn.execute(sa.insert(sweeps).values(values).returning(sweeps.c.id)).scalar_one())
+
+
+def close_sweep(conn: Connection, record_id: int, values: Mapping[str, Any]) -> None:
+    """Close a sweep's record with what it did (the values `write_sweep` takes)."""
+    conn.execute(sa.update(sweeps).where(sweeps.c.id == record_id).values(dict(values)))
 
 
 def recent_sweeps(conn: Connection, connection: str, limit: int = 60) -> list[dict[str, Any]]:
