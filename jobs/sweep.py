@@ -19,7 +19,8 @@ from rq.exceptions import DuplicateJobError
 from rq.job import Job
 from rq.queue import EnqueueData
 
-from core.sweep import SweepReport
+from core.sweep import SweepOutcome, SweepReport
+from services.due_hints import leave_hint
 from services.events import Publisher
 from services.storage import open_session
 from services.sweep_ledger import mark_finished, mark_started
@@ -115,12 +116,23 @@ def run_sweep(connection: str, minute: str | None = None) -> dict[str, Any]:
     with open_session(control_url()) as session:
         report = sweep(session, connection, now=now, publisher=Publisher(client))
     if client is not None:
+        if not (report.dry_run or report.outcome is SweepOutcome.paused):
+            # A paused sweep moved nothing: its hint stays as it was.
+            hint = due_hint(report)
+            _tell(lambda: leave_hint(client, connection, hint))
         seconds = time.monotonic() - started
         moved, aside = len(report.moved), len(report.set_aside)
         _tell(
             lambda: mark_finished(client, connection, seconds=seconds, moved=moved, set_aside=aside)
         )
     return summary(report)
+
+
+def due_hint(report: SweepReport) -> datetime | None:
+    """The hint a sweep leaves the tick (`services.due_hints`): its next due moment when it
+    finished, its `now` when rows were left for next minute (or it was stopped or turned
+    away)."""
+    return report.next_due if report.outcome is SweepOutcome.done else report.at
 
 
 def _tell(write: Callable[[], None]) -> None:

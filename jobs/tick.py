@@ -22,6 +22,7 @@ from jobs.outbox import enqueue_drains
 from jobs.sweep import WAIT_SECONDS, control_url, minute_of, sweep_data, wait_left
 from jobs.webhooks import enqueue_delivery_drains
 from services.connections import connections_with_minute_work
+from services.due_hints import due_first
 from services.storage import open_session
 from services.sweep_ledger import (
     QUEUE,
@@ -63,7 +64,8 @@ def enqueue_minute(queue: Queue, names: Sequence[str], minute: datetime, now: da
             (now - minute).total_seconds(),
             len(names),
         )
-    order = fair_order(client, names)
+    # Those with something due in this minute first (their hints), each part in fair order.
+    order = due_first(client, fair_order(client, names), minute)
     with client.pipeline() as pipe:
         queue.enqueue_many([sweep_data(name, minute, ttl) for name in order], pipeline=pipe)
         if not late:

@@ -19,6 +19,7 @@ from core.errors import AdminiumError
 from core.store import Store
 from core.writes import WriteRequest, WriteResult, change_row, create_row
 from services.deliveries import deliveries_queued
+from services.due_hints import hint_writes
 from services.events import Publisher
 from services.outbox import mail_queued
 
@@ -54,6 +55,7 @@ def write_by_person(
     publisher.rows(result.events, what=f"row events of {table} key={result.key}")
     mail_queued(publisher, result)
     deliveries_queued(publisher, result)
+    hint_writes(publisher, store, [result], request.now)
     log.info(
         "%s.%s key=%s written by %s%s",
         store.app.name,
@@ -93,6 +95,7 @@ def write_by_guest(
     publisher.rows(result.events, what=f"row events of {table} key={result.key}")
     mail_queued(publisher, result)
     deliveries_queued(publisher, result)
+    hint_writes(publisher, store, [result], request.now)
     log.info("%s.%s key=%s moved to %s by a guest", store.app.name, table, result.key, to)
     return result
 
@@ -125,6 +128,7 @@ def import_rows(
     publisher.rows([event for result in results for event in result.events])
     mail_queued(publisher, *results)
     deliveries_queued(publisher, *results)
+    hint_writes(publisher, store, results, now)
     log.info(
         "import into %s.%s: %s written, %s refused",
         store.app.name,

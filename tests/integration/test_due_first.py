@@ -1,0 +1,120 @@
+"""Due rows first (issue 23 item 4), on real Redis and PostgreSQL: each sweep and each write
+through the pipeline leaves the connection's next due moment, and the minute's real tick
+enqueues the connections with something due in its minute first, then the rest; every
+connection is still enqueued, and a row written in plain SQL (no hint) still moves."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+import pytest
+import redis
+from rq import Queue
+
+from core.actors import Actor
+from jobs.sweep import minute_of, sweep_job_id
+from jobs.tick import enqueue_minute
+from jobs.worker import SweepWorker
+from services.apps import add_app, app_store, lookup_app
+from services.connections import add_connection
+from services.due_hints import HINTS
+from services.events import Publisher
+from services.storage import ENGINES, open_session, upgrade_control_plane
+from services.writes import write_by_person
+from tests.integration.sweep_fixtures import SHOP
+
+
+@pytest.fixture
+def client(redis_url: str) -> Iterator[redis.Redis]:
+    connection = redis.Redis.from_url(redis_url)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def queue(client: redis.Redis) -> Iterator[Queue]:
+    found = Queue(f"test-due-first-{uuid.uuid4().hex[:8]}", connection=client)
+    yield found
+    found.empty()
+
+
+def status(url: str, key: int) -> str:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT status FROM orders WHERE id = %s", (key,)).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def plain_sql_order(url: str, due: datetime) -> int:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "INSERT INTO orders (status, due_at) VALUES ('placed', %s) RETURNING id", (due,)
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_the_tick_enqueues_the_connections_with_something_due_first(
+    client: redis.Redis,
+    queue: Queue,
+    make_database: Callable[[], str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    control = make_database()
+    upgrade_control_plane(control)
+    monkeypatch.setenv("DATABASE_URL", control)
+    tag = uuid.uuid4().hex[:8]
+    # By name a, b, c: the fair order of three connections served in the same minute.
+    a, b, c = (f"{letter}{tag}" for letter in "abc")
+    urls = {name: make_database() for name in (a, b, c)}
+    with open_session(control) as session:
+        for name, url in urls.items():
+            add_connection(session, name, url, "Europe/London")
+            add_app(session, name, SHOP, create_tables=True)
+    for url in urls.values():
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("INSERT INTO settings DEFAULT VALUES")
+    start = datetime.now(UTC)
+    first = minute_of(start)
+    # c holds a row (plain SQL) due a few seconds from now: its sweep leaves that moment.
+    in_c = plain_sql_order(urls[c], start + timedelta(seconds=3))
+    try:
+        assert enqueue_minute(queue, [a, b, c], first, start) == 3
+        SweepWorker([queue], connection=client).work(burst=True)
+        assert client.zscore(HINTS, c) == pytest.approx((start + timedelta(seconds=3)).timestamp())
+        assert client.zscore(HINTS, a) is None  # nothing waits in a
+        # b gets a row due soon through the pipeline: the write leaves its hint.
+        with open_session(control) as session:
+            app = lookup_app(session, b, "shop")
+            assert app is not None
+            store = app_store(app)
+        written = write_by_person(
+            store,
+            "orders",
+            actor=Actor.person("staff@example.com", {"manager"}),
+            clock=lambda: datetime.now(UTC),
+            publisher=Publisher(client),
+            values={"due_at": start + timedelta(seconds=4)},
+        )
+        assert client.zscore(HINTS, b) == pytest.approx((start + timedelta(seconds=4)).timestamp())
+        # a gets a row in plain SQL after its sweep: no hint, swept in its turn all the same.
+        in_a = plain_sql_order(urls[a], start + timedelta(seconds=2))
+
+        following = first + timedelta(minutes=1)
+        assert enqueue_minute(queue, [a, b, c], following, following) == 3
+        assert queue.get_job_ids() == [sweep_job_id(n, following) for n in (b, c, a)]
+
+        time.sleep(max(0.0, (start + timedelta(seconds=4.5) - datetime.now(UTC)).total_seconds()))
+        SweepWorker([queue], connection=client).work(burst=True)
+        assert status(urls[c], in_c) == "cancelled"
+        assert status(urls[b], int(written.key)) == "cancelled"
+        assert status(urls[a], in_a) == "cancelled"
+        # Nothing waits any more: no hint is left.
+        assert client.zmscore(HINTS, [a, b, c]) == [None, None, None]
+    finally:
+        client.zrem(HINTS, a, b, c)
+        ENGINES.clear()
