@@ -133,8 +133,9 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
         f"sweep of {connection}: {record['outcome']}, moved {record['moved']}, "
         f"set aside {record['set_aside']}, conflicts {record['conflicts']}, "
         f"gave back {record['given_back']}, give-backs set aside {record['holds_set_aside']}, "
-        f"give-backs busy {record['holds_busy']}, linked rows moved {report.fallout.linked}, "
-        f"reminders queued {report.reminders}, still due {left}, {record['took_ms']:.1f} ms"
+        f"give-backs busy {record['holds_busy']}, still due {left}, "
+        f"linked rows moved {report.fallout.linked}, reminders queued {report.reminders}, "
+        f"{record['took_ms']:.1f} ms"
         + (" (dry run)" if dry_run else "")
         + (f": {report.error}" if report.error else "")
     )

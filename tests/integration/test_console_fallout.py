@@ -185,7 +185,7 @@ def test_the_summary_counts_linked_rows_and_reminders_and_a_future_now_says_when
     lines = swept.output.splitlines()
     summary = next(x for x in lines if x.startswith(f"sweep of {console.name}: "))
     assert ": done, moved 2, set aside 0, " in summary
-    assert ", linked rows moved 4, reminders queued 1, still due 0, " in summary
+    assert ", still due 0, linked rows moved 4, reminders queued 1, " in summary
     # Two cancel messages and one reminder, queued at --now: they go only then.
     assert lines[-1] == "3 emails queued for 2027-01-05 01:00 UTC, sent when that time comes"
     assert (
