@@ -28,6 +28,7 @@ from core.ledger_entries import PostingRecord
 from core.ledgers import GiveBack, give_back_hold, give_back_rule, redate_hold
 from core.minute_work import has_minute_work
 from core.moments import Tables
+from core.next_due import next_due
 from core.reminders import queue_reminders
 from core.set_aside import (
     RecordKey,
@@ -116,6 +117,9 @@ class SweepReport:
     holds_busy: tuple[PostingRecord, ...] = ()
     reminders: int = 0
     """How many reminders the sweep queued (their drain is enqueued after it)."""
+    next_due: datetime | None = None
+    """The earliest moment after `at` something may fall due (`core.next_due`: a lower
+    bound, the tick's hint); None when nothing waits or the search did not finish."""
     fallout: Fallout = field(default_factory=Fallout)
 
     def refused(self) -> dict[str, int]:
@@ -164,6 +168,7 @@ class _Sweep:
     holds_refused: list[tuple[PostingRecord, str]] = field(default_factory=list)
     holds_busy: list[PostingRecord] = field(default_factory=list)
     reminders: int = 0
+    next_due: datetime | None = None
     fallout: Fallout = field(default_factory=Fallout)
 
     def report(self, outcome: SweepOutcome, error: str | None = None) -> SweepReport:
@@ -185,6 +190,7 @@ class _Sweep:
             tuple(self.holds_refused),
             tuple(self.holds_busy),
             self.reminders,
+            next_due=self.next_due,
             fallout=replace(self.fallout, held=dict(self.fallout.held)),
         )
 
@@ -287,6 +293,7 @@ def _run(
         conn.rollback()
         return SweepOutcome.more
     found = find_due(conn, stores, now=run.now, limit=limit, records=records, tables=tables)
+    run.next_due = run.now if found.more else next_due(conn, stores, run.now, tables)
     conn.rollback()
     run.passed_by = found.passed_by
     if run.dry_run:
