@@ -2,7 +2,7 @@
 
 The same operations as the Outbox screen and the drain job: `services.outbox.app_emails`
 reads the list (newest first), `services.outbox.drain_connection` sends what is due (over
-`SMTP_URL`, else the embedded server's port on the loopback, as the worker does), and each
+`SMTP_URL`, else smtp://127.0.0.1:8025, as a worker does), and each
 email it tried is printed with its answer. Times are on the venue's clock.
 """
 
@@ -77,8 +77,8 @@ def outbox_list(connection: str, app: str | None) -> None:
 @click.argument("app", required=False)
 def outbox_send(connection: str, app: str | None) -> None:
     """Send the due emails of CONNECTION (of APP only, when named) now, as the drain job
-    does, over SMTP_URL (unset: the embedded server on 127.0.0.1:8025); print each email
-    tried with its answer."""
+    does, over SMTP_URL (unset: smtp://127.0.0.1:8025, as a worker outside `adminium run`);
+    print each email tried with its answer."""
     config = SmtpConfig.from_env()
     with control_plane() as session, redis_publisher() as publisher:
         stores = outbox_stores(session, connection, app)
