@@ -7,8 +7,9 @@ PIP      := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 CHROMIUM := /usr/bin/chromium
+PGBOUNCER := /usr/sbin/pgbouncer
 
-.PHONY: run test lint install chromium screenshots reset bench
+.PHONY: run test lint install chromium pgbouncer screenshots reset bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,7 +46,21 @@ chromium:
 	  exit 1; \
 	fi
 
-test: lint chromium
+# The pooler tests run Debian's PgBouncer in front of the test PostgreSQL (docs/operations.md).
+pgbouncer:
+	@if [ -x $(PGBOUNCER) ]; then exit 0; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "Installing Debian's PgBouncer for the pooler tests (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null; \
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then \
+	  echo "Installing Debian's PgBouncer for the pooler tests (sudo apt-get)"; \
+	  sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null; \
+	else \
+	  echo "The pooler tests need $(PGBOUNCER): run 'sudo apt-get install pgbouncer' (or 'make pgbouncer' as root)." >&2; \
+	  exit 1; \
+	fi
+
+test: lint chromium pgbouncer
 	$(BIN)/python -m pytest
 
 # Screenshots of each screen, taken by the browser tests, into docs/screenshots/.

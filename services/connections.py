@@ -63,6 +63,9 @@ def add_connection(
     connection = Connection(name=name, url=check_url(url), zone=check_zone(zone), paused=False)
     if session.scalar(select(Connection.id).where(Connection.name == name)) is not None:
         raise AlreadyExists(f"a connection named {name!r} is already there", {"name": name})
+    refusal = pooling_refusal(url)
+    if refusal is not None:
+        raise InvalidValue(refusal, {"field": "url"})
     sharing = [c.name for c in list_connections(session) if same_database(c.url, url)]
     if sharing and not force:
         raise AlreadyExists(
@@ -76,6 +79,31 @@ def add_connection(
         log.warning("connection %s added on the database of %s", name, ", ".join(sharing))
     log.info("connection %s added: %s, zone %s", name, connection.safe_url, connection.zone_name)
     return connection
+
+
+STATEMENT_POOLING = (
+    "the database at this URL is reached through a pooler in statement mode (PgBouncer's"
+    " pool_mode = statement), which refuses a transaction of more than one statement, and"
+    " every move is one: put this database in pool_mode = transaction (or session)"
+)
+
+
+def pooling_refusal(url: str) -> str | None:
+    """Why the database at `url` cannot take Adminium's writes as a pooler in front of it
+    pools them (PgBouncer's statement mode), else None: a transaction of two statements is
+    tried, and rolled back. Transaction and session pooling are safe (the sweep's fence is
+    a lease row, docs/operations.md "Through PgBouncer"). A database that does not answer
+    is not judged: the connection is added, and its sweeps say so."""
+    try:
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            conn.execute("SELECT 1")
+            conn.execute("SELECT 1")
+            conn.rollback()
+    except psycopg.Error as error:
+        if "statement pooling mode" in str(error):
+            return STATEMENT_POOLING
+        log.info("connection URL not tried: %s", str(error).strip().splitlines()[:1])
+    return None
 
 
 #: Host names that all mean this machine.

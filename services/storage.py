@@ -108,6 +108,30 @@ def _ping_when_idle(pool: Pool, dialect: Any) -> None:
             raise DisconnectionError("a pooled connection had gone away") from None
 
 
+def _unprepared_behind_a_pooler(pool: Pool, verdicts: dict[Any, bool], server: Any) -> None:
+    """psycopg prepares a statement once a connection ran it 5 times. Behind a pooler that
+    gives a client's transactions to different server sessions (PgBouncer's transaction
+    mode, before 1.21's max_prepared_statements), a prepared statement is missing from the
+    next session or is another client's (`prepared statement "_pg3_0" already exists`):
+    through a pooler, psycopg prepares nothing. A pooler is told by the backend the server
+    announced at connect: PgBouncer announces a pid of its own, not the session's. Asked
+    once per server per process (docs/operations.md, "Through PgBouncer")."""
+
+    @event.listens_for(pool, "connect")
+    def _connected(dbapi_connection: Any, record: Any) -> None:
+        pooled = verdicts.get(server)
+        if pooled is None:
+            with dbapi_connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                backend = cursor.fetchone()[0]
+            dbapi_connection.rollback()
+            pooled = verdicts[server] = backend != dbapi_connection.info.backend_pid
+            if pooled:
+                log.info("a pooler answers for %s: no prepared statements", server[1:3])
+        if pooled:
+            dbapi_connection.prepare_threshold = None
+
+
 class Engines:
     """At most `size` engines by URL, the least recently used disposed to make room.
 
@@ -120,6 +144,8 @@ class Engines:
     def __init__(self, size: int) -> None:
         self._engines: LeastRecent[str, Engine] = LeastRecent(size)
         self._servers: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+        self._pooled: dict[Any, bool] = {}
+        """By server: whether a pooler answers for it (`_unprepared_behind_a_pooler`)."""
 
     def get(self, url: str) -> Engine:
         """The engine for a URL: the warm one, or a new one (disposing the coldest)."""
@@ -137,6 +163,7 @@ class Engines:
             engine = create_engine(target, pool_size=POOL_SIZE, query_cache_size=0)
             engine._compiled_cache = LRUCache(COMPILED_STATEMENTS)
             _ping_when_idle(engine.pool, engine.dialect)
+            _unprepared_behind_a_pooler(engine.pool, self._pooled, server)
 
             @event.listens_for(engine.pool, "first_connect")
             def _ready(dbapi_connection: Any, record: Any) -> None:
@@ -153,6 +180,7 @@ class Engines:
         if on_connect is not None:
             event.listen(pool, "connect", lambda conn, record: on_connect(conn))
         _ping_when_idle(pool, dialect)
+        _unprepared_behind_a_pooler(pool, self._pooled, server)
         engine = Engine(pool, dialect, target, query_cache_size=0)
         engine._compiled_cache = compiled
         return engine
