@@ -5,10 +5,14 @@ row in a final state (no move out of it, listed or timed) is never reminded."""
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from adminium.cli import main
 from core.manifest.check import check_manifest
 from core.manifest.model import Reminder, load_app
 from core.reminders import reminded_states
@@ -108,3 +112,17 @@ def test_a_final_state_is_never_reminded_unless_named() -> None:
     named = load_app(manifest(states=["cancelled"])).outbox.producers[REMINDER]  # type: ignore[union-attr]
     assert isinstance(named, Reminder)
     assert reminded_states(app.tables["orders"], named) == ["cancelled"]
+
+
+def test_adminium_check_refuses_a_reminder_that_can_never_send(tmp_path: Path) -> None:
+    found = manifest(to=None)
+    del found["outbox"]["producers"][MESSAGE]
+    path = tmp_path / "shop.json"
+    path.write_text(json.dumps(found), encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", str(path)])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        'outbox.producers[0]: a reminder of "orders" has no "to", and no message producer of'
+        ' "orders" lends it an address: give it "to", the text column of "orders" holding the'
+        " address"
+    ]
