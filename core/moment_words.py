@@ -8,7 +8,7 @@ say another time than the sweep acts on.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from core.clock import venue_day
@@ -22,6 +22,45 @@ _EDGES = {"closes": "closing hour", "opens": "opening hour"}
 def instant_words(instant: datetime, zone: ZoneInfo) -> str:
     """An instant as the words end: `Fri 21:00` on the venue's clock."""
     return instant.astimezone(zone).strftime("%a %H:%M")
+
+
+def span_words(delta: timedelta) -> str:
+    """A duration in its two largest units, rounded down to the minute: `7 h 5 min`, `2 d 3 h`
+    (under a minute: the empty string)."""
+    minutes = int(delta.total_seconds() // 60)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    parts = [(days, "d"), (hours, "h"), (minutes, "min")]
+    return " ".join([f"{n} {unit}" for n, unit in parts if n][:2])
+
+
+def overdue_words(
+    due: datetime,
+    now: datetime,
+    zone: ZoneInfo,
+    clock: str = "running",
+    since: datetime | None = None,
+) -> str:
+    """What is true of a timed move whose moment has passed, by the connection's clock
+    (`running`, `paused`, `stalled` since the last sweep, `redis` unreachable):
+    "due 7 h ago: waiting for the clock (stalled since 06:09)", "moves at the next minute"."""
+    ago = span_words(now - due)
+    head = f"due {ago} ago: " if ago else ""
+    if clock == "stalled":
+        stalled = f"stalled since {since.astimezone(zone):%H:%M}" if since else "stalled"
+        return f"{head}waiting for the clock ({stalled})"
+    if clock == "paused":
+        return f"{head}waiting: the connection is paused"
+    if clock == "redis":
+        return f"{head}waiting for the clock (Redis does not answer)"
+    return f"{head}moves at the next minute"
+
+
+def aside_words(until: datetime, zone: ZoneInfo, why: str | None = None) -> str:
+    """A row the sweep set aside: "set aside until 07:07: <why>" on the venue's clock."""
+    at = until.astimezone(zone)
+    shown = at.strftime("%H:%M:%S" if at.second or at.microsecond else "%H:%M")
+    return f"set aside until {shown}: {why}" if why else f"set aside until {shown}"
 
 
 def explain_moment(moment: Moment, ctx: MomentContext) -> str:

@@ -6,7 +6,10 @@ document.addEventListener("submit", (event) => {
 });
 
 // The venue's clock on a board: it ticks from the server's own "now" (so a test's clock,
-// or a server whose clock differs, still reads right), on the venue's zone.
+// or a server whose clock differs, still reads right), on the venue's zone. The offset is
+// measured by asking the server's clock (GET /clock) a few times and keeping the answer of
+// the shortest round trip, the server's reading taken as half way through it: so the page's
+// own load and render never hold the clock back, and it agrees with the card moves.
 function venueTime(instant, zone) {
   const parts = {};
   new Intl.DateTimeFormat("en-GB", {
@@ -16,16 +19,67 @@ function venueTime(instant, zone) {
   return `${parts.weekday} ${parts.day} ${parts.month} ${parts.year} ${parts.hour}:${parts.minute}:${parts.second}`;
 }
 
+let clockOffset = null; // ms to add to Date.now() for the server's time, once measured
+const CLOCK_SAMPLES = 4;
+const CLOCK_REMEASURE_MS = 10 * 60 * 1000;
+
+async function measureClock(url) {
+  let best = null;
+  for (let i = 0; i < CLOCK_SAMPLES; i += 1) {
+    try {
+      const sent = performance.now();
+      const answer = await fetch(url, { cache: "no-store", credentials: "same-origin" });
+      const received = performance.now();
+      const reading = await answer.json();
+      const trip = received - sent;
+      const server = Date.parse(reading.now);
+      // performance.now() keeps time between the two readings; Date.now() at `received`.
+      const offset = server + trip / 2 - (Date.now() - (performance.now() - received));
+      if (!Number.isNaN(server) && (best === null || trip < best.trip)) { best = { trip, offset }; }
+    } catch (error) { /* a sample lost: the others stand */ }
+  }
+  if (best !== null) {
+    clockOffset = best.offset;
+    document.querySelectorAll("time.venue-clock").forEach((clock) => {
+      clock.dataset.offset = String(Math.round(clockOffset));
+      clock.dataset.trip = String(Math.round(best.trip));
+    });
+    tickClocks();
+  }
+}
+
+function serverNow() {
+  return new Date(Date.now() + (clockOffset === null ? 0 : clockOffset));
+}
+
 function tickClocks() {
   document.querySelectorAll("time.venue-clock").forEach((clock) => {
-    if (!clock.dataset.offset) {
+    if (clockOffset === null && !clock.dataset.offset) {
+      // Until measured: the time the server rendered (late by the page's load).
       clock.dataset.offset = String(Date.parse(clock.getAttribute("datetime")) - Date.now());
     }
-    const now = new Date(Date.now() + Number(clock.dataset.offset));
-    clock.textContent = venueTime(now, clock.dataset.zone || "UTC");
+    const offset = clockOffset === null ? Number(clock.dataset.offset) : clockOffset;
+    clock.textContent = venueTime(new Date(Date.now() + offset), clock.dataset.zone || "UTC");
   });
 }
-setInterval(tickClocks, 1000);
+
+function startClocks() {
+  const clock = document.querySelector("time.venue-clock[data-now-url]");
+  tickClocks();
+  if (clock) {
+    measureClock(clock.dataset.nowUrl);
+    setInterval(() => measureClock(clock.dataset.nowUrl), CLOCK_REMEASURE_MS);
+  }
+  // Each tick lands on the server's second, so the shown second changes when it does.
+  const wait = () => 1000 - (serverNow().getTime() % 1000);
+  const tick = () => { tickClocks(); setTimeout(tick, wait()); };
+  setTimeout(tick, wait());
+}
+if (document.readyState === "loading") {
+  document.addEventListener("DOMContentLoaded", startClocks);
+} else {
+  startClocks();
+}
 
 // A card (or a pending row) pushed on its own lands where its order puts it (the server's
 // `data-order`: by when it is due), and is highlighted there for a moment. A whole list
@@ -224,19 +278,20 @@ document.addEventListener("htmx:load", () => {
   document.querySelectorAll("form.bulk").forEach(offerCommonMoves);
 });
 
-// The wall: every card at full size while its column has room; a column holding more than
-// fits shrinks its cards a step at a time (data-fit 1..4 in board.css), then scrolls.
+// The wall: a column's cards at the largest size that lets all of them show (data-fit -2 and
+// -1 larger than the 28 px of 0, for a few cards), shrinking a step at a time (1..4) only
+// when it holds more than fits at 28 px; past the last step the column scrolls.
+const FIT_LEVELS = [-2, -1, 0, 1, 2, 3, 4];
 function fitWall() {
   if (!document.body.classList.contains("wall")) { return; }
   document.querySelectorAll(".column").forEach((column) => {
     const cards = column.querySelector(".cards");
     if (!cards) { return; }
-    let level = 0;
-    column.dataset.fit = "0";
-    while (level < 4 && cards.scrollHeight > cards.clientHeight + 1) {
-      level += 1;
+    const fits = FIT_LEVELS.find((level) => {
       column.dataset.fit = String(level);
-    }
+      return cards.scrollHeight <= cards.clientHeight + 1;
+    });
+    column.dataset.fit = String(fits === undefined ? FIT_LEVELS[FIT_LEVELS.length - 1] : fits);
   });
 }
 ["htmx:afterSettle", "htmx:oobAfterSwap", "htmx:wsAfterMessage"].forEach((name) => {
@@ -244,6 +299,7 @@ function fitWall() {
 });
 window.addEventListener("resize", fitWall);
 document.addEventListener("DOMContentLoaded", fitWall);
+setInterval(fitWall, 2000); // a layout that settled later (fonts, a card's highlight)
 
 // The clock's state changed (a stall said or over, paused, resumed): what the cards and the
 // pending rows say of their due moves changes with it, so the lists are fetched again.

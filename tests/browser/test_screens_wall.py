@@ -93,10 +93,10 @@ def test_stalled_banner_after_two_missed_minutes_goes_when_sweeps_resume(
 def test_board_at_1920_fills_the_width_in_flow_order_by_due_with_urgency(
     page: Page, base: str, screens_site: Site, screenshot: Callable[[str], Path]
 ) -> None:
-    # Fri 10 July 19:30 UTC is 20:30 BST. Orders close at 21:00 BST on their pickup day:
-    # Friday's in 30 min (soon), Thursday's 23 h 30 min ago (overdue, never swept),
-    # Saturday's tomorrow (later).
-    screens_site.clock.now = at("2026-07-10 19:30")
+    # Fri 10 July 19:52 UTC is 20:52 BST. Orders close at 21:00 BST on their pickup day:
+    # Friday's in 8 min (soon: within 10), Thursday's 23 h 52 min ago (overdue, never
+    # swept), Saturday's tomorrow (later).
+    screens_site.clock.now = at("2026-07-10 19:52")
     record_sweep(screens_site, minutes_ago=0)
     later = add_order(screens_site, at("2026-07-11 11:30"), note="later")
     soon = add_order(screens_site, at("2026-07-10 11:30"), note="soon")
@@ -123,10 +123,10 @@ def test_board_at_1920_fills_the_width_in_flow_order_by_due_with_urgency(
     expect(page.locator(f"#row-orders-{overdue}")).to_have_class("card overdue")
     expect(page.locator(f"#row-orders-{soon}")).to_have_class("card soon")
     expect(page.locator(f"#row-orders-{later}")).to_have_class("card later")
-    expect(page.locator(f"#row-orders-{soon} dt").first).to_have_text("Pickup at")
-    # The venue's clock: Fri 20:30:00 BST from the server, then it ticks.
+    expect(page.locator(f"#row-orders-{soon} .for")).to_have_text("Pickup at 12:30")
+    # The venue's clock: Fri 20:52:00 BST from the server, then it ticks.
     clock = page.locator("time.venue-clock")
-    expect(clock).to_contain_text("Fri 10 Jul 2026 20:3")
+    expect(clock).to_contain_text("Fri 10 Jul 2026 20:5")
     first = clock.text_content()
     # It ticks each second; a loaded machine may hold a timer back, so allow a few.
     expect(clock).not_to_have_text(first or "", timeout=10_000)

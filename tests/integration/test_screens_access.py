@@ -59,9 +59,9 @@ def test_connection_screens_list_only_rows_of_your_apps(
     key = add_order(screens_site, at("2026-07-10 10:00"))
     clerk = signed_in("clerk").get(path)
     assert clerk.status_code == 200
-    assert f"orders #{key}" not in clerk.text
+    assert f"Orders #{key}" not in clerk.text
     if path.endswith("pending"):
-        assert f"orders #{key}" in signed_in("manager").get(path).text
+        assert f"Orders #{key}" in signed_in("manager").get(path).text
 
 
 def test_connection_screens_of_a_connection_with_no_app_of_yours_are_403(

@@ -16,8 +16,9 @@ from tests.integration.screens_fixtures import add_order, csrf_of
 ROW = "/apps/venue/venue/orders/{key}"
 
 
-def move(client: FlaskClient, key: int, to: str, seen: str) -> str:
-    """Move a row from its page as htmx does; the row's partial."""
+def move(client: FlaskClient, key: int, to: str, seen: str, status: int = 200) -> str:
+    """Move a row from its page as htmx does; the row's partial (a refusal answers with its
+    own status)."""
     path = ROW.format(key=key)
     token = csrf_of(client.get(path).text)
     answer = client.post(
@@ -25,7 +26,7 @@ def move(client: FlaskClient, key: int, to: str, seen: str) -> str:
         data={"to": to, "seen": seen},
         headers={"X-CSRFToken": token, "HX-Request": "true"},
     )
-    assert answer.status_code == 200
+    assert answer.status_code == status
     return answer.text
 
 
@@ -34,7 +35,7 @@ def test_history_marks_an_undo(screens_site: Site, signed_in: Callable[[str], Fl
     detail = move(signed_in("staff"), key, "placed", seen="confirmed")
     history = detail[detail.index('class="history"') :]
     assert re.search(
-        r"moved confirmed → placed <span class=\"badge undo-mark\">undo</span>", history
+        r"moved Confirmed → Placed <span class=\"badge undo-mark\">undo</span>", history
     )
     # The history's times carry their seconds: the site's clock reads 09:00:00 UTC = 10:00:00 BST.
     assert "Fri 10 Jul 2026 10:00:00" in history
@@ -45,7 +46,7 @@ def test_refused_undo_of_a_row_that_moved_says_what_it_is_now(
 ) -> None:
     # The person saw it confirmed; meanwhile it went on to ready.
     key = add_order(screens_site, at("2026-07-11 11:30"), status="ready")
-    detail = move(signed_in("staff"), key, "placed", seen="confirmed")
+    detail = move(signed_in("staff"), key, "placed", seen="confirmed", status=409)
     assert "Not done: the row moved since you saw it Confirmed; it is Ready now." in detail
     assert screens_site.row("orders", key)["status"] == "ready"
 

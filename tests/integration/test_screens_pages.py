@@ -59,7 +59,7 @@ def test_board_shows_a_column_per_state_and_when_the_clock_cancels(
         rf'<article class="card[^"]*" id="row-orders-{placed}".*?</article>', page, re.S
     )
     assert card is not None
-    assert "cancels Fri 21:00" in card.group(0)
+    assert "cancels 21:00" in card.group(0)  # today, on the venue's clock
     assert "in 11 h" in card.group(0)
     assert f'id="row-orders-{placed}"' in column_of(page, "placed")
     assert f'id="row-orders-{confirmed}"' in column_of(page, "confirmed")
@@ -97,7 +97,7 @@ def test_row_page_offers_the_moves_open_to_the_user_and_undo_asks_what_was_seen(
     assert ("Move to Refunded" in page) is shows_refund
     assert "Undo to Placed" in page
     # The undo asks with the state on the screen, never a list of every state.
-    assert 'hx-confirm="Undo: confirmed → placed?"' in page
+    assert 'hx-confirm="Undo: Confirmed → Placed?"' in page
     assert "Which state did you see?" not in page
 
 
@@ -129,14 +129,14 @@ def test_row_page_shows_the_waiting_timed_move_then_the_clock_in_its_history(
     key = add_order(screens_site, at("2026-07-09 11:30"))
     client = signed_in("staff")
     page = client.get(f"{BOARD}/{key}").text
-    assert "placed → cancelled at" in page
+    assert "Placed → Cancelled at" in page
     assert "Thu 09 Jul 2026 21:00" in page
     assert "read from its own column pickup_at" in page
     assert "Not set aside." in page
     sweep(screens_site, "2026-07-09 20:01")
     page = client.get(f"{BOARD}/{key}").text
     assert '<span class="actor clock">Timed move</span>' in page
-    assert "moved placed → cancelled" in page
+    assert "moved Placed → Cancelled" in page
     assert "No timed move waits on this row." in page
 
 
@@ -166,7 +166,7 @@ def test_pending_lists_timed_moves_next_due_first(
     # Sat 21:00 BST is 20:00 UTC Saturday: 35 hours after Friday 09:00 UTC.
     assert "Sat 11 Jul 2026 21:00" in line.group(0)
     assert "in 1 d 11 h" in line.group(0)
-    assert "rule 1: placed → cancelled" in line.group(0)
+    assert "rule 1: Placed → Cancelled" in line.group(0)
 
 
 @pytest.fixture
@@ -203,15 +203,16 @@ def test_set_aside_list_shows_the_refusal_in_words_and_code(
     assert "Try again now" in text
 
 
-def fix(client: FlaskClient, key: int, action: str, **form: str) -> str:
-    """Post one of the set-aside fixes as htmx does; the answer's HTML."""
+def fix(client: FlaskClient, key: int, action: str, status: int = 200, **form: str) -> str:
+    """Post one of the set-aside fixes as htmx does; the answer's HTML (a refusal answers
+    with its own status)."""
     token = csrf_of(client.get("/connections/venue/set-aside").text)
     answer = client.post(
         f"/connections/venue/set-aside/venue/orders/{key}/{action}",
         data=form,
         headers={"X-CSRFToken": token, "HX-Request": "true"},
     )
-    assert answer.status_code == 200
+    assert answer.status_code == status
     return answer.text
 
 
@@ -219,7 +220,11 @@ def test_moved_by_hand_leaves_the_list(
     screens_site: Site, signed_in: Callable[[str], FlaskClient], aside_order: int
 ) -> None:
     client = signed_in("staff")
-    assert fix(client, aside_order, "move", to="confirmed", seen="placed").strip() == ""
+    # A line saying what became of it stands in its place, and a toast offers the undo.
+    answer = fix(client, aside_order, "move", to="confirmed", seen="placed")
+    assert 'id="aside-orders-' not in answer
+    assert f"Orders #{aside_order} moved to Confirmed by you." in answer
+    assert "Undo to Placed" in answer
     assert screens_site.row("orders", aside_order)["status"] == "confirmed"
     assert f"aside-orders-{aside_order}" not in client.get("/connections/venue/set-aside").text
 
@@ -231,7 +236,10 @@ def test_fixed_field_then_try_again_now_moves_it_and_it_leaves(
     # The field is fixed, but the row stays set aside until it is tried again.
     still = fix(client, aside_order, "edit", column="note", value="")
     assert f'id="aside-orders-{aside_order}"' in still
-    assert fix(client, aside_order, "retry").strip() == ""
+    moved = fix(client, aside_order, "retry")
+    assert 'id="aside-orders-' not in moved
+    assert f"Orders #{aside_order} moved to Cancelled by its timed move." in moved
+    assert "stays set aside" not in moved
     row = screens_site.row("orders", aside_order)
     assert (row["status"], row["cancel_code"]) == ("cancelled", "closed")
     assert screens_site.audit()[-1]["actor"] == "Timed move"
@@ -240,7 +248,7 @@ def test_fixed_field_then_try_again_now_moves_it_and_it_leaves(
 def test_try_again_now_refused_again_stays_with_the_refusal(
     screens_site: Site, signed_in: Callable[[str], FlaskClient], aside_order: int
 ) -> None:
-    answer = fix(signed_in("staff"), aside_order, "retry")
+    answer = fix(signed_in("staff"), aside_order, "retry", status=422)
     assert f'id="aside-orders-{aside_order}"' in answer
     assert "VALUE_REFUSED" in answer
     assert screens_site.row("orders", aside_order)["status"] == "placed"
@@ -253,9 +261,9 @@ def test_new_moment_leaves_the_list_until_it_passes(
     answer = fix(
         signed_in("staff"), aside_order, "edit", column="pickup_at", value="2026-07-11T12:30"
     )
-    # The item leaves the list; only the page's status line (out of band) says what was saved.
+    # The item leaves the list; a line in its place (and a toast) says what was saved.
     assert 'id="aside-orders-' not in answer
-    assert "Saved: orders #" in answer and "pickup_at is now Sat 11 Jul 2026 12:30" in answer
+    assert "Saved: Orders #" in answer and "Pickup at is now Sat 11 Jul 2026 12:30" in answer
     row = screens_site.row("orders", aside_order)
     assert row["pickup_at"] == at("2026-07-11 11:30")
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from flask import render_template, request
+from flask import jsonify, render_template, request
+from werkzeug.wrappers import Response
 
 from core.errors import echo
 from core.pending import keys_set_aside, set_aside_rows
 from services.apps import app_store
-from services.models import App
+from services.models import App, Connection
 from web.context import clock
 from web.errors import NotFound
 from web.screens.access import is_htmx, screen_app, screen_blueprint
+from web.screens.clock_health import ClockState, clock_state
 from web.screens.reading import read_board
 
 bp = screen_blueprint("boards", __name__)
@@ -31,12 +33,15 @@ def _board_context(connection: str, name: str, table: str) -> dict[str, object]:
     q = request.args.get("q", "").strip()
     state = request.args.get("state", "").strip()
     now = clock()
+    asides = set_aside_rows([store], table=table)
     return {
         "app": app,
         "connection": app.connection,
         "zone": store.zone,
         "board": read_board(store, table, q, state),
-        "aside_keys": keys_set_aside(set_aside_rows([store], table=table)),
+        "aside_keys": keys_set_aside(asides),
+        "aside_whys": {(a.rule.table, a.key): a.message for a in asides},
+        "health_state": clock_state(app.connection),
         "q": q,
         "state": state,
         "now": now,
@@ -63,3 +68,18 @@ def show_columns(connection: str, name: str, table: str) -> str:
     """The board's columns alone: what an open board refetches when its socket (re)opens
     (and each minute, so times left and urgency stay true)."""
     return render_template("screens/_columns.html", **_board_context(connection, name, table))
+
+
+@bp.app_template_global()
+def clock_state_of(connection: Connection) -> ClockState:
+    """A connection's one clock state (the header's and the wall's words)."""
+    return clock_state(connection)
+
+
+@bp.get("/clock")
+def server_clock() -> Response:
+    """The server's "now" (the web's clock), to the microsecond: what a screen's clock sets
+    itself by, the request's round trip taken into account."""
+    answer = jsonify({"now": clock().isoformat()})
+    answer.headers["Cache-Control"] = "no-store"
+    return answer

@@ -1,4 +1,5 @@
-"""The clock's health as the screens show it: the stalled banner's minutes, a card's figures.
+"""The clock's health as the screens show it: the stalled banner's minutes, a card's figures,
+and one state per connection (running, paused, stalled, Redis unreachable), said once.
 
 The rule (two missed minutes) is `core.sweep_health`'s; this reads it for a connection of
 the control plane, on the web's clock. A paused connection is never stalled: its paused
@@ -9,21 +10,97 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
+import redis
+from flask import request
 from sqlalchemy.exc import DBAPIError
 
+from core.moment_words import span_words
 from core.pending import PENDING_HORIZON, pending_moves
 from core.store import Store
 from core.sweep_health import SweepHealth, read_health
 from services.apps import swept_stores
 from services.models import Connection
-from web.context import clock
+from web.context import clock, publisher
 
 log = logging.getLogger(__name__)
 
 NEXT_DUE_LOOK = 20
 """How many pending moves the card reads to find the next one not set aside."""
+
+
+STATES = ("running", "paused", "stalled", "redis")
+"""A connection's clock, one of: sweeps keep time, paused by a person, no sweep for two
+missed minutes, or the web cannot reach Redis (no tick is enqueued, no push arrives)."""
+
+
+@dataclass(frozen=True)
+class ClockState:
+    """A connection's one health state, and for a stall since when and how long."""
+
+    kind: str
+    minutes: int | None = None
+    since: datetime | None = None
+    """The last sweep's minute, for a stall (what "stalled since 06:09" names)."""
+
+    @property
+    def words(self) -> str:
+        """The state as the card's badge and the header say it."""
+        if self.kind == "stalled":
+            return f"stalled {span_words(timedelta(minutes=self.minutes or 0))}"
+        return "Redis unreachable" if self.kind == "redis" else self.kind
+
+    @property
+    def moving(self) -> bool:
+        """Whether the clock makes the timed moves as they fall due."""
+        return self.kind == "running"
+
+
+RUNNING = ClockState("running")
+
+
+def state_of(connection: Connection, health: SweepHealth | None) -> ClockState:
+    """The one state of a connection: paused first (a person said so), then Redis, then a
+    stall read from its sweeps' `health`."""
+    if connection.paused:
+        return ClockState("paused")
+    if not redis_answers():
+        return ClockState("redis")
+    if health is not None and health.stalled_minutes is not None:
+        since = health.last["at"] if health.last else None
+        return ClockState("stalled", health.stalled_minutes, since)
+    return RUNNING
+
+
+def redis_answers() -> bool:
+    """Whether the web's Redis answers a ping (no Redis configured: nothing to reach)."""
+    client = publisher().client
+    if client is None:
+        return True
+    try:
+        client.ping()
+    except (redis.RedisError, OSError):
+        return False
+    return True
+
+
+def clock_state(connection: Connection) -> ClockState:
+    """A connection's state now, read once per request (the header and the banner share it)."""
+    cache: dict[str, ClockState] = request.environ.setdefault("adminium.clock_states", {})
+    if connection.name not in cache:
+        health = None
+        stores = [] if connection.paused else swept_stores(connection)
+        if stores:
+            try:
+                with stores[0].engine.connect() as conn:
+                    health = read_health(conn, connection.name, clock())
+            except DBAPIError:
+                log.warning(
+                    "connection %s: its database did not answer the sweep check", connection.name
+                )
+        cache[connection.name] = state_of(connection, health)
+    return cache[connection.name]
 
 
 @dataclass(frozen=True)
@@ -32,6 +109,7 @@ class ClockFigures:
 
     health: SweepHealth
     next_due: datetime | None
+    state: ClockState = RUNNING
 
 
 def stall_of(connection: Connection) -> int | None:
@@ -57,4 +135,4 @@ def clock_figures(stores: list[Store], connection: Connection, now: datetime) ->
         health = SweepHealth(health.last, health.moved_last_hour, None)
     coming = pending_moves(stores, by=now + PENDING_HORIZON, now=now, limit=NEXT_DUE_LOOK)
     next_due = next((p.moment for p in coming if not p.set_aside), None)
-    return ClockFigures(health, next_due)
+    return ClockFigures(health, next_due, state_of(connection, health))

@@ -37,9 +37,31 @@ def state_label(state: object, spec: Any = None) -> str:
     return label(state, titles.get(str(state)))
 
 
+def producer_label(model: Any, number: object) -> str:
+    """An email's producer in plain words, by its number in the manifest's `outbox.producers`
+    (from 1): "Reminder before Pickup at", "When Status becomes Cancelled"."""
+    listed = model.outbox.producers if getattr(model, "outbox", None) is not None else []
+    try:
+        producer = listed[int(str(number)) - 1]
+    except (ValueError, IndexError):
+        return "Email"
+    if producer.kind == "reminder":
+        spec = model.tables.get(producer.before.table)
+        return f"Reminder before {column_label(producer.before.at, spec)}"
+    spec = model.tables.get(producer.table)
+    states = getattr(getattr(spec, "states", None), "column", None)
+    if producer.on.column == states:
+        shown = [state_label(v, spec) for v in producer.on.values or []]
+    else:
+        shown = [str(v) for v in producer.on.values or []]
+    watched = column_label(producer.on.column, spec)
+    return f"When {watched} becomes {' or '.join(shown)}" if shown else f"When {watched} changes"
+
+
 def init_app(app: Flask) -> None:
     """Make the helpers template filters."""
     app.add_template_filter(label, "label")
     app.add_template_filter(table_label, "table_label")
     app.add_template_filter(column_label, "column_label")
     app.add_template_filter(state_label, "state_label")
+    app.add_template_filter(producer_label, "producer_label")

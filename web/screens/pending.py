@@ -13,6 +13,7 @@ from services.apps import swept_stores
 from web.context import clock
 from web.screens import timeline
 from web.screens.access import is_htmx, screen_blueprint, screen_connection
+from web.screens.clock_health import clock_state
 
 bp = screen_blueprint("pending", __name__)
 
@@ -38,6 +39,8 @@ def pending_context(name: str) -> dict[str, object]:
         "horizon_days": PENDING_HORIZON.days,
         "timeline": chart,
         "now": now,
+        "health_state": clock_state(connection),
+        "app_models": {a.name: a.model for a in apps},
     }
 
 

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from core.audit import audit
 from core.errors import echo
+from core.manifest.board_rules import card_spec
 from core.manifest.model import Column, MoveSpec, Table
 from core.pending import Waiting, rules_of, waiting_on
 from core.store import Row, Store
@@ -19,8 +20,6 @@ from web.errors import InvalidRequest
 
 BOARD_LIMIT = 2000
 """How many rows a board shows at most (the newest first)."""
-CARD_FIELDS = 3
-"""How many of a row's fields a card shows besides its key."""
 AUDIT_LIMIT = 50
 """How many audit entries a row page shows (newest first)."""
 SEARCHED = ("text", "enum")
@@ -35,6 +34,8 @@ class Card:
     state: str
     fields: tuple[tuple[str, Any], ...]
     waiting: Waiting | None
+    time: tuple[str, Any] | None = None
+    """The column of the time the row is for (its board's `time`) and its value."""
 
     @property
     def dom_id(self) -> str:
@@ -94,26 +95,23 @@ def due_order(card: Card) -> str:
 
 
 def card_columns(spec: Table) -> list[Column]:
-    """The key fields a card shows: the first plain columns (no key, state, link or rule)."""
-    state = spec.states.column if spec.states else None
-    plain = [
-        c
-        for c in spec.columns
-        if c.ref not in (spec.key, state) and c.references is None and c.rules is None
-    ]
-    return plain[:CARD_FIELDS]
+    """The fields a card shows: its board's `card`, else the defaults (no key, state, time,
+    link, rule, contact details or secret: `core.manifest.board_rules`)."""
+    return list(card_spec(spec).columns)
 
 
 def make_card(store: Store, table: str, row: Row, tables: Any) -> Card:
     """A row as its card."""
     spec = store.spec(table)
     assert spec.states is not None
+    shown = card_spec(spec)
     return Card(
         table,
         row[spec.key],
         row[spec.states.column],
-        tuple((c.ref, row.get(c.ref)) for c in card_columns(spec)),
+        tuple((c.ref, row.get(c.ref)) for c in shown.columns),
         waiting_on(rules_of(store, table), row, tables),
+        (shown.time.ref, row.get(shown.time.ref)) if shown.time is not None else None,
     )
 
 

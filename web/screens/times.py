@@ -7,6 +7,8 @@ from zoneinfo import ZoneInfo
 
 from flask import Flask
 
+from core.moment_words import aside_words, overdue_words, span_words
+
 VERBS = {
     "cancelled": "cancels",
     "canceled": "cancels",
@@ -15,8 +17,8 @@ VERBS = {
     "no_show": "no-show",
 }
 """How a card names a timed move by where it goes ("cancels Fri 21:00")."""
-SOON = timedelta(hours=1)
-"""A timed move due within this long is urgent on a board."""
+SOON = timedelta(minutes=10)
+"""A timed move due within this long is urgent on a board (a kitchen acts on it now)."""
 
 
 def full(instant: datetime | None, zone: ZoneInfo) -> str:
@@ -67,16 +69,37 @@ def relative(instant: datetime | None, now: datetime) -> str:
 
 def _span(delta: timedelta) -> str:
     """A duration in its two largest units, rounded down to the minute."""
-    minutes = int(delta.total_seconds() // 60)
-    days, minutes = divmod(minutes, 24 * 60)
-    hours, minutes = divmod(minutes, 60)
-    parts = [(days, "d"), (hours, "h"), (minutes, "min")]
-    shown = [f"{n} {unit}" for n, unit in parts if n][:2]
-    return " ".join(shown)
+    return span_words(delta)
+
+
+def day_wall(instant: datetime | None, now: datetime, zone: ZoneInfo) -> str:
+    """A time on the venue's clock as a wall reads it: `12:30` on the venue's day of `now`,
+    else with its day, `Sat 12:30`; a date alone reads `Sat 11 Jul`."""
+    if instant is None:
+        return ""
+    if not isinstance(instant, datetime):
+        return instant.strftime("%a %d %b")
+    local = instant.astimezone(zone)
+    same_day = local.date() == now.astimezone(zone).date()
+    return local.strftime("%H:%M" if same_day else "%a %H:%M")
+
+
+def due_words(instant: datetime, now: datetime, zone: ZoneInfo, state: object = None) -> str:
+    """A timed move's time left, true to the connection's clock (`state`, a ClockState):
+    `in 25 min`, or once due "due 7 h ago: waiting for the clock (stalled since 06:09)"."""
+    if instant > now:
+        return relative(instant, now)
+    kind = getattr(state, "kind", "running")
+    return overdue_words(instant, now, zone, kind, getattr(state, "since", None))
+
+
+def set_aside_words(until: datetime, zone: ZoneInfo, why: str | None = None) -> str:
+    """ "set aside until 07:07: <why>"."""
+    return aside_words(until, zone, why)
 
 
 def urgency(instant: datetime, now: datetime) -> str:
-    """How urgent a card's timed move looks: `overdue`, `soon` (within the hour), `later`."""
+    """How urgent a card's timed move looks: `overdue`, `soon` (within 10 min), `later`."""
     if instant <= now:
         return "overdue"
     return "soon" if instant - now <= SOON else "later"
@@ -124,3 +147,6 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(urgency, "urgency")
     app.add_template_filter(value, "value")
     app.add_template_filter(audit_value, "audit_value")
+    app.add_template_filter(day_wall, "day_wall")
+    app.add_template_filter(due_words, "due_words")
+    app.add_template_filter(set_aside_words, "set_aside_words")
