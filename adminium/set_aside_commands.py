@@ -10,6 +10,7 @@ was and the moves they may not make on a screen are refused here too.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import click
 from sqlalchemy import select
@@ -19,11 +20,15 @@ from adminium.control_commands import control_plane, redis_publisher
 from adminium.sweep_commands import venue_time
 from core.actors import Actor
 from core.errors import AdminiumError
+from core.hold_reads import GiveBackAside, set_aside_give_backs
 from core.pending import Aside, set_aside_rows
 from core.set_aside import refusal_details, refusal_words
+from core.store import Store
 from services.apps import app_store, find_table, lookup_app, swept_stores
 from services.connections import get_connection
 from services.errors import NotFound
+from services.events import Publisher
+from services.ledgers import give_backs_aside, retry_give_back
 from services.models import App, User
 from services.sweeps import retry_set_aside
 from services.writes import write_by_person
@@ -49,16 +54,32 @@ def set_aside_group() -> None:
     """Rows the clock set aside: list them, or try one again now."""
 
 
+def _give_back_line(aside: GiveBackAside, zone: ZoneInfo) -> str:
+    """A give-back the ledger's cap set aside, as one line; times on the venue's clock."""
+    posting, record = aside.posting, aside.record
+    return (
+        f"{aside.app}.{posting.table} {posting.key} give-back of posting {posting.posting}"
+        f" ({posting.amount} to {posting.ledger} account {posting.account})"
+        f" held until {venue_time(record.moment, zone)}: {record.code}: {record.message};"
+        f" set aside until {venue_time(record.until, zone)}"
+    )
+
+
 @set_aside_group.command("list")
 @click.argument("connection")
 def set_aside_list(connection: str) -> None:
-    """The rows of CONNECTION set aside now, with the refusal and when they go again."""
+    """The rows of CONNECTION set aside now, and the give-backs of holds the ledger's cap
+    set aside, with the refusal and when they go again."""
     with control_plane() as session:
-        asides = set_aside_rows(swept_stores(get_connection(session, connection)))
-    if not asides:
+        stores = swept_stores(get_connection(session, connection))
+        asides = set_aside_rows(stores)
+        give_backs = set_aside_give_backs(stores)
+    if not asides and not give_backs:
         click.echo(f"no rows set aside on {connection}")
     for aside in asides:
         click.echo(_line(aside))
+    for give_back in give_backs:
+        click.echo(_give_back_line(give_back, stores[0].zone))
 
 
 @set_aside_group.command("retry")
@@ -67,14 +88,18 @@ def set_aside_list(connection: str) -> None:
 @click.argument("table")
 @click.argument("key")
 def set_aside_retry(connection: str, app: str, table: str, key: str) -> None:
-    """Try a set-aside row's timed move now, as the clock would ("Try again now")."""
+    """Try a set-aside row's timed move, or its hold's give-back the ledger's cap set
+    aside, now, as the clock would ("Try again now")."""
     with control_plane() as session, redis_publisher() as publisher:
         found = lookup_app(session, connection, app)
         if found is None:
             raise NotFound(f"no app {app!r} on connection {connection!r}", {"app": app})
         store = app_store(found)
         if not set_aside_rows([store], table=table, key=key):
-            raise click.ClickException(f"{app}.{table} {key} is not set aside")
+            if not give_backs_aside(store, table, key):
+                raise click.ClickException(f"{app}.{table} {key} is not set aside")
+            _retry_give_back(store, table, key, publisher)
+            return
         try:
             retry_set_aside(store, table, key, now=utc_now(), publisher=publisher)
         except AdminiumError as refused:
@@ -84,6 +109,28 @@ def set_aside_retry(connection: str, app: str, table: str, key: str) -> None:
             click.echo(f"refused again: {refused.code}: {words}{until}", err=True)
             raise click.exceptions.Exit(1) from None
     click.echo(f"{app}.{table} {key} moved on a retry")
+
+
+def _retry_give_back(store: Store, table: str, key: str, publisher: Publisher) -> None:
+    """Try a row's set-aside give-back again now; print what came of it (refused: exit 1)."""
+    name = f"{store.app.name}.{table} {key}"
+    try:
+        given = retry_give_back(store, table, key, now=utc_now(), publisher=publisher)
+    except AdminiumError as refused:
+        again = give_backs_aside(store, table, key)
+        until = (
+            f"; set aside until {venue_time(again[0].record.until, store.zone)}" if again else ""
+        )
+        click.echo(f"give-back refused again: {refused.code}: {refused.message}{until}", err=True)
+        raise click.exceptions.Exit(1) from None
+    if not given:
+        click.echo(f"{name}: nothing given back (a move settled it, or its hold runs on)")
+    for hold in given:
+        record = hold.record
+        click.echo(
+            f"{name} gave back posting {record.posting}: {record.amount} to {record.ledger}"
+            f" account {record.account} on a retry"
+        )
 
 
 def console_actor(session: Session, email: str, app: App) -> Actor:

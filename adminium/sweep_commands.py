@@ -13,12 +13,12 @@ import sqlalchemy as sa
 
 from adminium.control_commands import control_plane, parse_now, redis_publisher
 from core.clock import venue_zone
-from core.due import Due, Rule
-from core.hold_reads import hold_apps
+from core.due import Due, DueHold, Rule
+from core.hold_reads import hold_apps, holds_due
 from core.ledger_entries import PostingRecord
 from core.pending import Pending, pending_moves
 from core.store import Store, timed_indexes
-from core.sweep import SweepReport
+from core.sweep import LIMIT, SweepReport
 from services.apps import swept_stores
 from services.connections import get_connection
 from services.events import NO_PUBLISHER
@@ -44,22 +44,40 @@ def _row(due: Due | Pending) -> str:
     return f"{rule.app}.{rule.table} {due.key} rule {rule.number} at {moment}"
 
 
-def _hold(record: PostingRecord, stores: Sequence[Store], zone: ZoneInfo) -> str:
+def _hold(
+    record: PostingRecord,
+    stores: Sequence[Store],
+    zone: ZoneInfo,
+    moment: datetime | None = None,
+) -> str:
     """A hold as one line: app.table key, posting, amount and account, heldUntil on the
-    venue's clock."""
+    venue's clock (`moment`, the row's own, when given; else the record's)."""
     where = ".".join([*hold_apps(stores, record)[:1], record.table])
-    until = venue_time(record.held_until, zone) if record.held_until else "no moment"
+    moment = moment or record.held_until
+    until = venue_time(moment, zone) if moment else "no moment"
     return (
         f"{where} {record.key} posting {record.posting}: {record.amount} to {record.ledger}"
         f" account {record.account}, held until {until}"
     )
 
 
+def _due_hold(hold: DueHold, stores: Sequence[Store], zone: ZoneInfo) -> str:
+    """A due hold as one line, held until its row's own heldUntil."""
+    return _hold(hold.record, stores, zone, hold.moment)
+
+
 def still_due(stores: Sequence[Store], now: datetime) -> str:
-    """How many rows are due at `now` and not set aside: what the next minutes will move."""
+    """How many timed moves and give-backs are due at `now` and not set aside: what the
+    next minutes will do. `20` with no hold due; `530 (20 timed moves, 510 give-backs)`."""
     rows = pending_moves(stores, by=now, now=now, limit=STILL_DUE_LIMIT)
-    count = sum(not row.set_aside for row in rows)
-    return f"{count} or more" if len(rows) >= STILL_DUE_LIMIT else str(count)
+    moves = sum(not row.set_aside for row in rows)
+    holds = holds_due(stores, by=now, now=now, limit=STILL_DUE_LIMIT)
+    more = len(rows) >= STILL_DUE_LIMIT or len(holds.due) >= STILL_DUE_LIMIT
+    total = f"{moves + len(holds.due)}" + (" or more" if more else "")
+    if not holds.due:
+        return total
+    noun = "give-back" if len(holds.due) == 1 else "give-backs"
+    return f"{total} ({moves} timed move{'' if moves == 1 else 's'}, {len(holds.due)} {noun})"
 
 
 def _queued_for(report: SweepReport, now: datetime, clock: datetime) -> str | None:
@@ -112,6 +130,8 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
     for record in report.holds_busy:
         click.echo(f"give-back next minute (held elsewhere) {_hold(record, stores, zone)}")
     if dry_run:
+        for hold in holds_due(stores, by=now, now=now, limit=LIMIT).due:
+            click.echo(f"would give back {_due_hold(hold, stores, zone)}")
         for due in report.left:
             click.echo(f"would move {_row(due)}")
     for due in report.moved:
@@ -151,21 +171,56 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
 @click.option("--at", "at_text", default=None, help="What would be due by this instant (ISO).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def due_command(connection: str, at_text: str | None, as_json: bool) -> None:
-    """The pending timed moves of CONNECTION: row, rule, moment, set aside or not."""
+    """The pending timed moves of CONNECTION (row, rule, moment, set aside or not), then
+    the holds due to be given back (row, posting, amount to its account, heldUntil, their
+    give-back set aside or not)."""
     at = parse_now(at_text) or datetime.now(UTC)
     with control_plane() as session:
         found = get_connection(session, connection)
         zone = venue_zone(found.zone)
         stores = swept_stores(found)
         rows = pending_moves(stores, by=at, now=at, limit=DUE_LIMIT)
+        due_holds = holds_due(stores, by=at, now=at, limit=DUE_LIMIT)
+    holds = sorted([*due_holds.due, *due_holds.passed_by], key=lambda hold: hold.moment)
     if as_json:
-        click.echo(json.dumps([_due_json(d) for d in rows], indent=2))
+        every = [_due_json(d) for d in rows] + [_hold_json(h, stores, at) for h in holds]
+        click.echo(json.dumps(every, indent=2))
         return
-    if not rows:
+    if not rows and not holds:
         click.echo(f"nothing due on {connection} by {venue_time(at, zone)}")
     for due_row in rows:
         aside = _aside(due_row)
         click.echo(_row(due_row) + (f" set aside until {aside}" if aside else ""))
+    for hold in holds:
+        aside = _hold_aside(hold, at)
+        click.echo(
+            f"give-back of {_due_hold(hold, stores, zone)}"
+            + (f" set aside until {aside}" if aside else "")
+        )
+
+
+def _hold_aside(hold: DueHold, now: datetime) -> str | None:
+    """Until when a hold's give-back is set aside, if it is (and not re-dated since)."""
+    if hold.aside is None or not hold.aside.holds(hold.moment, now):
+        return None
+    return venue_time(hold.aside.until, hold.store.zone)
+
+
+def _hold_json(hold: DueHold, stores: Sequence[Store], now: datetime) -> dict[str, Any]:
+    record = hold.record
+    return {
+        "kind": "give-back",
+        "app": hold.store.app.name,
+        "table": record.table,
+        "key": record.key,
+        "posting": record.posting,
+        "ledger": record.ledger,
+        "account": record.account,
+        "amount": str(record.amount),
+        "held_until": venue_time(hold.moment, hold.store.zone),
+        "set_aside_until": _hold_aside(hold, now),
+        "code": hold.aside.code if hold.aside else None,
+    }
 
 
 def _aside(due: Pending) -> str | None:
@@ -178,6 +233,7 @@ def _aside(due: Pending) -> str | None:
 def _due_json(due: Pending) -> dict[str, Any]:
     rule = due.rule
     return {
+        "kind": "timed move",
         "app": rule.app,
         "table": rule.table,
         "key": due.key,

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 import sqlalchemy as sa
 
+from core.due import DueHolds, find_due_holds
 from core.holds import holding_tables
 from core.ledger_entries import (
     PostingRecord,
@@ -104,6 +105,30 @@ def waiting_holds(stores: Sequence[Store], limit: int = WAITING_LIMIT) -> list[W
             found.append(WaitingHold(store.app.name, RowPosting(record, (), aside)))
     found.sort(key=lambda hold: hold.posting.record.held_until or NEVER)
     return found[:limit]
+
+
+DUE_HOLDS_LIMIT = 10_000
+"""How many due holds a count of what the clock will give back reads at most."""
+
+
+def holds_due(stores: Sequence[Store], *, by: datetime, now: datetime, limit: int) -> DueHolds:
+    """The holds due by `by` (at most `limit`, longest-due first) as the sweep finds them
+    (`core.due.find_due_holds`), and those whose give-back is set aside at `now` beside
+    (`passed_by`): what `adminium due`, `sweep --dry-run` and the sweep's `still due`
+    list and count."""
+    if not stores or not any(holding_tables(store.app) for store in stores):
+        return DueHolds((), (), False)
+    with stores[0].engine.connect() as conn:
+        records = read_set_aside(conn, [s.app.name for s in stores])
+        tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
+        found = find_due_holds(conn, stores, now=by, limit=limit, records=records, tables=tables)
+    if by == now:
+        return found
+    # Looked ahead: set aside means set aside at `now`, not at `by`.
+    every = sorted([*found.due, *found.passed_by], key=lambda hold: hold.moment)
+    due = [h for h in every if h.aside is None or not h.aside.holds(h.moment, now)]
+    passed = [h for h in every if h.aside is not None and h.aside.holds(h.moment, now)]
+    return DueHolds(tuple(due[:limit]), tuple(passed), found.more or len(due) > limit)
 
 
 def hold_apps(stores: Sequence[Store], record: PostingRecord) -> list[str]:

@@ -25,7 +25,14 @@ from sqlalchemy.engine import Connection
 
 from core.actors import Actor, ActorKind
 from core.audit import audit_entry, write_and_audit
-from core.errors import LedgerBusy, LedgerCap, RowNotFound, ValueRefused, WriteConflict
+from core.errors import (
+    AdminiumError,
+    LedgerBusy,
+    LedgerCap,
+    RowNotFound,
+    ValueRefused,
+    WriteConflict,
+)
 from core.events import RowEvent
 from core.holds import held_until, is_held
 from core.ledger_entries import (
@@ -41,7 +48,7 @@ from core.ledger_entries import (
 from core.manifest.model import Ledger, Posting, SettingRef, Table, ValueWatch
 from core.moments import Tables, read_setting
 from core.sample_marks import is_sample_row
-from core.set_aside import drop_set_aside
+from core.set_aside import drop_set_aside, set_aside_row, sets_aside
 from core.stamps import takes_value
 from core.store import Row, Store
 
@@ -448,3 +455,52 @@ def redate_hold(
             record.key,
             record.posting,
         )
+
+
+@dataclass(frozen=True)
+class GiveBackAttempt:
+    """One give-back tried as the clock: given back (`given`), refused (`refused`: set
+    aside for an hour unless another writer held it), or neither: a move took it or gave
+    it back, or its row was re-dated (`given` and `refused` both None)."""
+
+    given: GiveBack | None = None
+    refused: AdminiumError | None = None
+
+
+def try_give_back(
+    store: Store,
+    record: PostingRecord,
+    moment: datetime,
+    *,
+    connection: str,
+    now: datetime,
+    conn: Connection | None = None,
+    tables: Tables | None = None,
+    aside: bool = False,
+) -> GiveBackAttempt:
+    """A hold's give-back made now as the clock (`give_back_hold`); refused by anything
+    but another writer (the ledger's cap), it is set aside for an hour under its rule
+    `-posting` with the spec's words in the log; given back, its set-aside record (given
+    `aside`) goes. The sweep and the console's `set-aside retry` both come here."""
+    rule = give_back_rule(record.posting)
+    try:
+        given = give_back_hold(store, record, now=now, conn=conn, tables=tables)
+    except AdminiumError as error:
+        if sets_aside(error):
+            with store.transaction(conn) as kept:
+                set_aside_row(
+                    kept,
+                    connection=connection,
+                    app=store.app.name,
+                    table=record.table,
+                    key=record.key,
+                    rule=rule,
+                    moment=moment,
+                    error=error,
+                    now=now,
+                )
+        return GiveBackAttempt(refused=error)
+    if given is not None and aside:
+        with store.transaction(conn) as kept:
+            drop_set_aside(kept, store.app.name, record.table, record.key, rule)
+    return GiveBackAttempt(given=given)

@@ -25,7 +25,7 @@ from core.due import Due, Rule, find_due, find_due_holds, timed_rules
 from core.errors import AdminiumError, RowNotDue
 from core.fence import LEASE, Fence
 from core.ledger_entries import PostingRecord
-from core.ledgers import GiveBack, give_back_hold, give_back_rule, redate_hold
+from core.ledgers import GiveBack, redate_hold, try_give_back
 from core.minute_work import has_minute_work
 from core.moments import Tables
 from core.next_due import next_due
@@ -457,39 +457,30 @@ def _give_back_holds(
     tried = 0
     for due in found.due:
         store, record, aside = due.store, due.record, due.aside
-        rule = give_back_rule(record.posting)
         if tried >= limit:
             break
         tried += 1
         held = conn if store.engine is conn.engine else None
-        try:
-            given = give_back_hold(
-                store, record, now=run.now, conn=held, tables=tables[store.app.name]
-            )
-        except AdminiumError as error:
-            if not sets_aside(error):
+        attempt = try_give_back(
+            store,
+            record,
+            due.moment,
+            connection=run.connection,
+            now=run.now,
+            conn=held,
+            tables=tables[store.app.name],
+            aside=aside is not None,
+        )
+        if attempt.refused is not None:
+            if sets_aside(attempt.refused):
+                run.holds_refused.append((record, attempt.refused.code))
+            else:
                 run.holds_busy.append(record)
-                continue
-            with store.transaction(held) as kept:
-                set_aside_row(
-                    kept,
-                    connection=run.connection,
-                    app=store.app.name,
-                    table=record.table,
-                    key=record.key,
-                    rule=rule,
-                    moment=due.moment,
-                    error=error,
-                    now=run.now,
-                )
-            run.holds_refused.append((record, error.code))
             continue
+        given = attempt.given
         if given is None:
             continue
         run.given_back.append(given)
-        if aside is not None:
-            with store.transaction(held) as kept:
-                drop_set_aside(kept, store.app.name, record.table, record.key, rule)
         if on_moved is not None:
             key = record.key if given.row is None else given.events[0].key
             on_moved(WriteResult(record.table, key, given.row or {}, given.events))

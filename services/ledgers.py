@@ -1,15 +1,24 @@
-"""Ledgers as the console and screens read them: an account's statement by ledger name."""
+"""Ledgers as the console and screens read them: an account's statement by ledger name;
+and "Try again now" on a give-back the ledger's cap set aside."""
 
 from __future__ import annotations
 
+import logging
+from datetime import datetime
+
 from sqlalchemy.orm import Session
 
+from core.hold_reads import GiveBackAside, set_aside_give_backs
 from core.ledger_statement import AccountStatement, read_statement
+from core.ledgers import GiveBack, try_give_back
 from core.manifest.model import Ledger
 from core.store import Store
 from services.apps import app_store
 from services.connections import get_connection
 from services.errors import InvalidValue, NotFound
+from services.events import Publisher
+
+log = logging.getLogger(__name__)
 
 
 def find_ledger(session: Session, connection_name: str, name: str) -> tuple[Store, Ledger]:
@@ -43,3 +52,43 @@ def account_statement(
     """An account's entries and whether its balance adds up (core.ledger_statement)."""
     store, ledger = find_ledger(session, connection_name, ledger_name)
     return store, read_statement(store, ledger, key)
+
+
+def give_backs_aside(store: Store, table: str, key: str) -> list[GiveBackAside]:
+    """The give-backs of one row the ledger's cap set aside (not those to an account)."""
+    return [
+        aside
+        for aside in set_aside_give_backs([store], table, key)
+        if (aside.posting.table, aside.posting.key) == (table, key)
+    ]
+
+
+def retry_give_back(
+    store: Store, table: str, key: str, *, now: datetime, publisher: Publisher
+) -> list[GiveBack]:
+    """Try a row's set-aside give-backs now, as the clock would: given back, each leaves
+    the list; refused again, it is set aside for a new hour and the refusal is raised.
+    The holds given back (none when a move settled it or its row was re-dated since)."""
+    given: list[GiveBack] = []
+    for aside in give_backs_aside(store, table, key):
+        attempt = try_give_back(
+            store,
+            aside.posting,
+            aside.record.moment,
+            connection=store.connection,
+            now=now,
+            aside=True,
+        )
+        if attempt.refused is not None:
+            raise attempt.refused
+        if attempt.given is not None:
+            publisher.rows(attempt.given.events)
+            given.append(attempt.given)
+            log.info(
+                "set-aside give-back %s.%s key=%s posting=%s given back on a retry",
+                store.app.name,
+                table,
+                key,
+                aside.posting.posting,
+            )
+    return given

@@ -7,8 +7,7 @@ settings.till_hold_minutes (3). Round r's tickets are opened at 11:00 UTC on Fri
 12 June 2026 plus r days, so they are all due at 11:03 UTC that day.
 
 The tickets, their take entries and their held posting records are written by one SQL
-statement per round (what the write pipeline writes for a ticket paid by card, column for
-column: 1,000 writes through the pipeline would cost seconds a round). Each sweep is the
+statement per round (tests/integration/hold_fixtures.take_holds). Each sweep is the
 console's own `adminium sweep` command, run in one of two long-lived processes; both wait
 on a barrier and start each minute together.
 """
@@ -32,42 +31,13 @@ from adminium.cli import main
 from services.apps import add_app, app_store
 from services.connections import add_connection, get_connection
 from services.storage import open_session, upgrade_control_plane
+from tests.integration.hold_fixtures import take_holds
 from tests.integration.pipeline_fixtures import at
 
 TICKETS = json.loads((Path(__file__).parents[2] / "examples" / "tickets.json").read_text())
 OPENED = at("2026-06-12 11:00")
 HOLDS, CARDS, ROUNDS, MINUTES = 1000, 10, 5, 4
 TOP_UP = Decimal(1000)
-
-_TAKE_HOLDS = """
-WITH made AS (
-    INSERT INTO tickets.till_tickets (items, total, gift_card_id, card_paid, opened_at, status)
-    SELECT 'tea', 1, (SELECT array_agg(id ORDER BY id) FROM tickets.gift_cards)[1 + n %% {cards}],
-           1, %(opened)s, 'open'
-    FROM generate_series(0, {holds} - 1) AS n
-    RETURNING id, gift_card_id
-), numbered AS (
-    SELECT made.id, made.gift_card_id,
-           card.balance - row_number() OVER (PARTITION BY made.gift_card_id ORDER BY made.id)
-               AS after
-    FROM made JOIN tickets.gift_cards AS card ON card.id = made.gift_card_id
-), entered AS (
-    INSERT INTO adminium.ledger_entries
-        (app, ledger, account, amount, balance, table_name, row_key, posting, kind, actor, at)
-    SELECT 'tickets', 'gift_cards', gift_card_id::text, -1, after, 'till_tickets', id::text,
-           1, 'take', 'staff@example.com', %(opened)s
-    FROM numbered ORDER BY numbered.id
-), posted AS (
-    INSERT INTO adminium.postings
-        (app, table_name, row_key, posting, ledger, account, amount, status, held_until, at)
-    SELECT 'tickets', 'till_tickets', id::text, 1, 'gift_cards', gift_card_id::text, 1, 'held',
-           %(until)s, %(opened)s
-    FROM made
-)
-UPDATE tickets.gift_cards AS card SET balance = card.balance - taken.n
-FROM (SELECT gift_card_id, count(*) AS n FROM made GROUP BY gift_card_id) AS taken
-WHERE card.id = taken.gift_card_id
-"""
 
 
 def _sweeper(control: str, name: str, barrier: Any, pipe: Connection) -> None:
@@ -121,8 +91,7 @@ def test_two_sweeps_of_two_connections_over_one_database_give_each_hold_back_onc
             opened = OPENED + timedelta(days=round_)
             due = opened + timedelta(minutes=3)
             with engine.begin() as conn:
-                sql = _TAKE_HOLDS.format(cards=CARDS, holds=HOLDS)
-                conn.exec_driver_sql(sql, {"opened": opened, "until": due})
+                take_holds(conn, HOLDS, CARDS, opened=opened, until=due)
             # 500 a minute at most: two minutes give back 1,000; the others catch a hold
             # left to the next minute because the other sweep held it.
             instants = [(due + timedelta(minutes=m)).isoformat() for m in range(MINUTES)]
