@@ -84,3 +84,25 @@ def test_a_final_row_gets_no_reminder_and_one_queued_is_dropped(mail_shop: Shop)
             )
             == []
         )
+
+
+def test_states_name_where_a_reminder_applies(make_shop: Callable[..., Shop]) -> None:
+    manifest = mail_shop_manifest()
+    # `done` can go back to `placed`: no longer final, but the reminder names `placed` only.
+    manifest["tables"]["orders"]["states"]["moves"]["done"] = ["placed"]
+    manifest["outbox"]["producers"][1]["states"] = ["placed"]
+    shop = make_shop(manifest)
+    placed = shop.order(DUE, email="placed@example.com")
+    shop.insert("orders", status="done", due_at=DUE, email="done@example.com")
+    moved = shop.order(DUE, email="moved@example.com")
+    assert shop.sweep(SENDS).reminders == 2
+    move(shop, moved, "done")
+    with smtp_server() as (url, inbox):
+        drain(shop.engine, "shop", SmtpConfig(url), clock=lambda: SENDS, stores=[shop.store])
+    assert [str(m["To"]) for m in inbox.received] == ["placed@example.com"]
+    fates = {m["row_key"]: (m["status"], m["answer"]) for m in outbox_rows(shop.engine)}
+    assert fates[str(moved)] == (
+        "dropped",
+        f"orders {moved} is done: this reminder goes only in placed",
+    )
+    assert fates[str(placed)][0] == "sent"
