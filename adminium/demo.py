@@ -30,6 +30,7 @@ from core.sample_data import SampleRow
 from core.samples import load_sample
 from core.store import Store
 from services import apps, connections, users, webhooks
+from services.demo_account import DEMO_EMAIL, DEMO_PASSWORD
 from services.events import NO_PUBLISHER
 from services.models import Connection
 from services.samples import add_sample_data
@@ -44,8 +45,6 @@ DEMO_DATABASE = "adminium_demo"
 """The demo's database unless ADMINIUM_DEMO_DATABASE names another."""
 DEMO_ZONE = "Europe/London"
 DEMO_APPS = ("takeaway", "tickets", "hotel")
-DEMO_EMAIL = "demo@example.com"
-DEMO_PASSWORD = "adminium-demo"
 DEMO_ROLE = "manager"
 """The demo account's role in each demo app (each of the three apps has a manager)."""
 DEMO_WEBHOOK = "kitchen"

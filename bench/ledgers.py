@@ -7,6 +7,10 @@
   making the same updates and inserts (account, entry, posting record, row and audit) in
   a transaction of its own per hold, in the same run: three rounds taken turn about, and
   their median ratio.
+- due-holds: the sweep's search for due holds (the rows still paid, bounded by now, each
+  heldUntil read exactly, then the stored hint) at 10,000 and at 1,000,000 rows with 500
+  due, against the stored-copy search alone in the same run: p50 ms, and how much each
+  grows from 10k to 1M (`--due-holds` runs only this one).
 
 Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \
      .venv/bin/python bench/ledgers.py
@@ -30,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.actors import Actor
 from core.clock import venue_zone
+from core.due import find_due_holds
+from core.ledger_entries import due_holds
 from core.limits import judge_limits
 from core.manifest.model import load_app
 from core.store import Store, install_app, make_engine
@@ -208,13 +214,100 @@ def _bare_rate(url: str, card: int, keys: list[int]) -> float:
         return len(keys) / (time.perf_counter() - started)
 
 
+HOLD_ENDS = datetime(2026, 6, 12, 20, tzinfo=UTC)
+"""21:00 BST on the pickup day SLOT: the moment the till's holds end."""
+DUE_HOLDS = 500
+
+
+def bench_due_holds(url: str, rows: int, runs: int = 15) -> dict[str, float]:
+    """The sweep's search for due holds (`core.due.find_due_holds`: the rows still paid,
+    bounded by now, each heldUntil read exactly; then the stored hint) on an orders table of
+    `rows` rows: 500 due, a tenth held until a later day, the rest long given back (still
+    `placed`, their amount 0), each with its posting record. Against the stored-copy search
+    alone (`core.ledger_entries.due_holds`, what the sweep read before), same run: p50 ms."""
+    store = store_on(url)
+    later = rows // 10
+    gone = rows - DUE_HOLDS - later
+    with psycopg.connect(url, autocommit=True) as conn:
+        card = conn.execute("INSERT INTO gift_cards (balance) VALUES (0) RETURNING id").fetchone()
+        # Given back long ago, held until a later day, due now: in that order of keys.
+        conn.execute(
+            "INSERT INTO orders (status, pickup_at, gift_card_id, card_paid)"
+            " SELECT 'placed', CASE WHEN i <= %(gone)s THEN %(slot)s - interval '30 days'"
+            " - (i %% 1000) * interval '1 minute' WHEN i <= %(gone)s + %(later)s THEN"
+            " %(slot)s + (1 + i %% 20) * interval '1 day' ELSE %(slot)s - (i %% 60) *"
+            " interval '1 minute' END, %(card)s, CASE WHEN i <= %(gone)s THEN 0 ELSE 1 END"
+            " FROM generate_series(1, %(rows)s) AS i",
+            {"gone": gone, "later": later, "rows": rows, "slot": SLOT, "card": card[0]},
+        )
+        conn.execute(
+            "INSERT INTO adminium.postings (app, table_name, row_key, posting, ledger, account,"
+            " amount, status, held_until, at) SELECT 'till', 'orders', id::text, 1,"
+            " 'gift_cards', gift_card_id::text, 1, CASE WHEN card_paid = 0 THEN 'given-back'"
+            " ELSE 'held' END, CASE WHEN card_paid = 0 THEN NULL ELSE"
+            " (date_trunc('day', pickup_at AT TIME ZONE 'Europe/London') + interval '21 hours')"
+            " AT TIME ZONE 'Europe/London' END, %s FROM orders",
+            (NOON,),
+        )
+        conn.execute("ANALYZE orders")
+        conn.execute("ANALYZE adminium.postings")
+    timed: dict[str, list[float]] = {"rows": [], "stored": []}
+    with store.engine.connect() as conn:
+        for run in range(runs * 2):
+            side = "rows" if run % 2 == 0 else "stored"
+            started = time.perf_counter()
+            if side == "rows":
+                found = find_due_holds(conn, [store], now=HOLD_ENDS, limit=DUE_HOLDS)
+                assert len(found.due) == DUE_HOLDS and not found.more, len(found.due)
+            else:
+                assert len(due_holds(conn, "till", HOLD_ENDS, DUE_HOLDS)) == DUE_HOLDS
+            timed[side].append((time.perf_counter() - started) * 1000)
+            conn.rollback()
+    store.engine.dispose()
+    figures = {side: statistics.median(values[2:]) for side, values in timed.items()}
+    emit(
+        {
+            "bench": "due-holds",
+            "rows": rows,
+            "due": DUE_HOLDS,
+            "rows_search_p50_ms": round(figures["rows"], 2),
+            "stored_search_p50_ms": round(figures["stored"], 2),
+            "ratio": round(figures["rows"] / figures["stored"], 2),
+        }
+    )
+    return figures
+
+
+def bench_due_holds_sizes() -> None:
+    """The due-hold search at 10,000 and at 1,000,000 rows, each on a database of its own:
+    its cost follows the rows near due, not the table (`growth`: 1M's p50 over 10k's)."""
+    found = {}
+    for rows in (10_000, 1_000_000):
+        url = database()
+        try:
+            found[rows] = bench_due_holds(url, rows)
+        finally:
+            drop(url)
+    emit(
+        {
+            "bench": "due-holds",
+            "growth_rows_search": round(found[1_000_000]["rows"] / found[10_000]["rows"], 2),
+            "growth_stored_search": round(found[1_000_000]["stored"] / found[10_000]["stored"], 2),
+        }
+    )
+
+
 def main() -> None:
+    if "--due-holds" in sys.argv:
+        bench_due_holds_sizes()
+        return
     for run in (bench_limit, bench_give_backs):
         url = database()
         try:
             run(url)
         finally:
             drop(url)
+    bench_due_holds_sizes()
 
 
 if __name__ == "__main__":

@@ -236,7 +236,10 @@ function followField(select) {
   const input = select.form && select.form.querySelector("input[name=value]");
   if (!option || !input) { return; }
   input.type = option.dataset.input || "text";
-  if (option.dataset.step) { input.step = option.dataset.step; } else { input.removeAttribute("step"); }
+  [["step", option.dataset.step], ["list", option.dataset.list],
+    ["maxlength", option.dataset.maxlength]].forEach(([name, given]) => {
+    if (given) { input.setAttribute(name, given); } else { input.removeAttribute(name); }
+  });
   input.value = option.dataset.value || "";
 }
 document.addEventListener("change", (event) => {

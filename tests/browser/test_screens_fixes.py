@@ -62,8 +62,8 @@ def test_set_aside_fixes_keep_focus_confirm_and_empty_the_list(
     page.locator(f"#aside-orders-{first}-value").fill("at the door")
     page.locator(f"#aside-orders-{first}-save").focus()
     page.keyboard.press("Enter")
-    expect(page.locator("#fix-status")).to_contain_text(
-        f"Saved: orders #{first}: note is now at the door."
+    expect(item.locator(".said")).to_contain_text(
+        f"Saved: Orders #{first}: Note is now at the door."
     )
     expect(page.locator(f"#aside-orders-{first}-save")).to_be_focused()
     # Try again now: it moves and leaves; focus goes on to the next row.
@@ -77,7 +77,7 @@ def test_set_aside_fixes_keep_focus_confirm_and_empty_the_list(
     page.locator("#set-aside-pick-all").check()
     page.locator("#bulk-to").select_option("confirmed")
     page.locator("#bulk-move").click()
-    expect(page.locator("#bulk-answer")).to_contain_text("Moved to confirmed: 2 of 2 moved.")
+    expect(page.locator("#bulk-answer")).to_contain_text("Moved to Confirmed: 2 of 2 moved.")
     expect(page.locator("#set-aside-empty")).to_be_visible(timeout=LIVE_MS)
     expect(page.locator("#aside-count-venue .badge")).to_have_text("0", timeout=LIVE_MS)
     statuses = [screens_site.row("orders", k)["status"] for k in (first, second, third)]

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
+from services.demo_account import DEMO_EMAIL, DEMO_PASSWORD, demo_signs_in
 from services.models import db
 from services.users import end_sessions, user_by_password
 from web.context import publisher
@@ -43,6 +44,11 @@ def is_local_path(target: str) -> bool:
     )
 
 
+def _demo_hint() -> tuple[str, str] | None:
+    """The demo's account and password while the demo is installed and they sign in."""
+    return (DEMO_EMAIL, DEMO_PASSWORD) if demo_signs_in(db.session) else None
+
+
 @bp.route("/signin", methods=["GET", "POST"])
 def sign_in() -> Response | tuple[str, int] | str:
     """The sign-in form; a right email and password start a session."""
@@ -50,13 +56,18 @@ def sign_in() -> Response | tuple[str, int] | str:
     if request.method == "GET":
         if signed_in_user() is not None:
             return redirect(_safe_next(target))
-        return render_template("screens/sign_in.html", next=target or "", error=None)
+        return render_template(
+            "screens/sign_in.html", next=target or "", error=None, demo=_demo_hint()
+        )
     email = request.form.get("email", "")
     user = user_by_password(db.session, email, request.form.get("password", ""))
     if user is None:
         log.info("sign-in refused for %s", email.strip().lower())
         page = render_template(
-            "screens/sign_in.html", next=target or "", error="That email and password do not match."
+            "screens/sign_in.html",
+            next=target or "",
+            error="That email and password do not match.",
+            demo=_demo_hint(),
         )
         return page, 401
     start_session(user)

@@ -16,10 +16,12 @@ from services.apps import app_store
 from services.models import App
 from web.api import parse_key
 from web.context import clock
-from web.errors import NotFound
+from web.errors import NotFound, status_of
 from web.screens import writing
 from web.screens.access import person, require_user, screen_app, screen_blueprint
+from web.screens.labels import column_label
 from web.screens.reading import editable_columns, read_row_view, states_of
+from web.screens.times import value as shown_value
 
 bp = screen_blueprint("rows", __name__)
 
@@ -96,34 +98,56 @@ def show_detail(connection: str, name: str, table: str, key: str) -> str:
     return render_template("screens/_row.html", **row_context(app, table, key, roles))
 
 
-def _write_then_detail(connection: str, name: str, table: str, key: str, action: str) -> str:
-    """Make a screen's write, then answer the row's partial (with the refusal, if any)."""
+def _write_then_detail(
+    connection: str, name: str, table: str, key: str, action: str
+) -> tuple[str, int]:
+    """Make a screen's write, then answer the row's partial (with the refusal, if any) and a
+    toast of what was done; a toast's Undo (`answer=toast`) is answered by a toast alone. A
+    refusal answers with its own status (docs/errors.md); htmx swaps it in all the same."""
     app, roles = screen_app(connection, name)
     store = app_store(app)
     parsed = row_key(store, table, key)
     actor = person(require_user(), roles)
+    spec = store.spec(table)
+    named = writing.row_words(spec, table, key)
     error = None
+    answer: writing.Answer
     try:
         if action == "move":
-            writing.move(store, table, parsed, actor, request.form["to"], request.form.get("seen"))
+            left = request.form.get("seen") or ""
+            result = writing.move(store, table, parsed, actor, request.form["to"], left or None)
+            answer = writing.moved_answer(app, spec, table, key, left, result, roles)
         else:
-            writing.edit(
-                store, table, parsed, actor, request.form["column"], request.form.get("value", "")
+            column = request.form["column"]
+            result = writing.edit(
+                store, table, parsed, actor, column, request.form.get("value", "")
             )
+            now_is = shown_value(result.row.get(column), store.zone)
+            answer = writing.Answer(
+                f"Saved: {named}: {column_label(column, spec)} is now {now_is}."
+            )
+    except writing.NothingToChange as same:
+        answer = writing.Answer(same.words, "refused")
     except AdminiumError as refused:
         error = refused
+        answer = writing.Answer(f"Not done: {named}: {refused.message}.", "refused")
+    status = status_of(error) if error is not None else 200
+    if request.form.get("answer") == "toast":
+        return writing.toast(answer), status
     seen = request.form.get("seen") if action == "move" else None
     context = row_context(app, table, key, roles, error, seen)
-    return render_template("screens/_row.html", **context)
+    said = answer.words if error is None else ""
+    html = render_template("screens/_row.html", **context, said=said, said_kind=answer.kind)
+    return html + writing.toast(answer), status
 
 
 @bp.post("/apps/<connection>/<name>/<table>/<key>/move")
-def move_row(connection: str, name: str, table: str, key: str) -> str:
+def move_row(connection: str, name: str, table: str, key: str) -> tuple[str, int]:
     """Move the row by a listed move (an undo names the state the person saw)."""
     return _write_then_detail(connection, name, table, key, "move")
 
 
 @bp.post("/apps/<connection>/<name>/<table>/<key>/edit")
-def edit_row(connection: str, name: str, table: str, key: str) -> str:
+def edit_row(connection: str, name: str, table: str, key: str) -> tuple[str, int]:
     """Change one field of the row."""
     return _write_then_detail(connection, name, table, key, "edit")

@@ -17,12 +17,13 @@ from core.errors import AdminiumError
 from core.fixes import NewMoment, fix_fields, new_moment
 from core.hold_reads import set_aside_count, set_aside_give_backs
 from core.manifest.model import Column, Table
-from core.pending import Aside, set_aside_rows
+from core.pending import Aside, rules_of, set_aside_rows, waiting_on
 from core.store import Store
 from services.apps import app_store, swept_stores
 from services.models import Connection
 from services.sweeps import retry_set_aside
 from web.context import clock, publisher
+from web.errors import status_of
 from web.screens import writing
 from web.screens.access import (
     all_connections,
@@ -34,8 +35,10 @@ from web.screens.access import (
     screen_blueprint,
     screen_connection,
 )
+from web.screens.labels import column_label, label, state_label
 from web.screens.reading import editable_columns, open_moves
 from web.screens.rows import row_key
+from web.screens.times import full, wall
 from web.screens.times import value as shown_value
 
 log = logging.getLogger(__name__)
@@ -49,13 +52,15 @@ BULK_LIMIT = 100
 @dataclass(frozen=True)
 class AsideFix:
     """What an item's fixes show: the table, the fields (the refused one first) with their
-    values now, and the column that gives a new moment (or why there is none)."""
+    values now, the column that gives a new moment (or why there is none), and, by state a
+    move by hand leads to, why the clock would refuse the row again there."""
 
     spec: Table
     state: str
     fields: list[Column]
     refused_field: str | None
     moment: NewMoment
+    again: dict[str, str]
 
 
 @bp.app_template_global()
@@ -68,7 +73,48 @@ def aside_fix(aside: Aside, error: AdminiumError | None = None) -> AsideFix:
     named = error.details.get("column") if error is not None else None
     shown = editable_columns(spec)
     fields, first = fix_fields(rule.table, spec, shown, aside.message, named, rule.timed)
-    return AsideFix(spec, str(aside.row[rule.state_column]), fields, first, moment)
+    state = str(aside.row[rule.state_column])
+    again = {m.to: refused_again(aside, m.to) for m in open_moves(spec, state, None)}
+    return AsideFix(spec, state, fields, first, moment, {k: v for k, v in again.items() if v})
+
+
+def refused_again(aside: Aside, to: str) -> str:
+    """Why a move by hand to `to` would not last, when it would not: in `to`, another timed
+    rule is already due and moves the row to the state the database refused for it, so the
+    next minute's sweep sets it aside again. Empty when nothing says so."""
+    rule = aside.rule
+    store = rule.store
+    moved = {**aside.row, rule.state_column: to}
+    with store.engine.connect() as conn:
+        tables = store.read_clock_tables(conn)
+    waiting = waiting_on(rules_of(store, rule.table), moved, tables)
+    if waiting is None or waiting.reading.at > clock() or waiting.rule.timed.to != rule.timed.to:
+        return ""
+    spec = store.spec(rule.table)
+    other = waiting.rule
+    return (
+        f"Moved to {state_label(to, spec)}, it is due at once under rule {other.number}"
+        f" ({state_label(other.timed.from_, spec)} → {state_label(other.timed.to, spec)}"
+        f" at {full(waiting.reading.at, store.zone)}): the next minute's sweep moves it to"
+        f" {state_label(other.timed.to, spec)}, which was refused for this row, and sets it"
+        " aside again. Fix what refused it first."
+    )
+
+
+INPUTS = {
+    "timestamptz": ("datetime-local", ""),
+    "date": ("date", ""),
+    "integer": ("number", "1"),
+    "serial": ("number", "1"),
+    "numeric": ("number", "any"),
+}
+"""The input a field's type takes (its type, and step for a number); text otherwise."""
+
+
+@bp.app_template_filter("input_kind")
+def input_kind(column: Column) -> tuple[str, str]:
+    """The input a field takes: (`type`, `step`)."""
+    return INPUTS.get(column.type, ("text", ""))
 
 
 @bp.app_template_filter("input_value")
@@ -192,49 +238,73 @@ def _item(
     table: str,
     key: str,
     error: AdminiumError | None,
-    saved: str = "",
+    answer: writing.Answer | None = None,
     oob: bool = False,
 ) -> str:
-    """The row's list item after a fix: empty (it leaves the list) once it is no longer aside.
-    What was saved is said apart from the item (`#fix-status`), so a push that draws the
-    item again keeps it."""
+    """The row's list item after a fix, with what the fix did said in it (`.said`, kept when
+    a push draws the item again); once it is no longer aside, a line saying what became of it
+    stands in its place (a bulk answer: the item is deleted). A toast says it too."""
     app, roles = screen_app(name, app_name)
     store = app_store(app)
     found = set_aside_rows([store], table=table, key=key)
     aside = found[0] if found else None
-    status = ""
-    if saved:
-        status = render_template(
-            "screens/_fix_status.html", saved=saved, aside=aside, zone=store.zone
-        )
+    said = toast = ""
+    if answer is not None:
+        toast = writing.toast(answer)
+        said = answer.words
+        if aside is not None and answer.kind == "":
+            said += (
+                " It stays set aside until it moves: try again now, or the sweep tries at"
+                f" {wall(aside.until, store.zone)}."
+            )
     if aside is None:
-        gone = f'<li id="aside-{table}-{key}" hx-swap-oob="delete"></li>'
-        return (gone if oob else "") + status
-    return status + render_template(
-        "screens/_aside.html",
-        aside=aside,
-        connection=app.connection,
-        zone=store.zone,
-        roles={app.name: roles},
-        open_moves=open_moves,
-        error=error,
-        oob=oob,
-        now=clock(),
+        if error is not None:
+            said = f"{said} {error.message}."
+        if oob:
+            return f'<li id="aside-{table}-{key}" hx-swap-oob="delete"></li>'
+        done = render_template("screens/_aside_done.html", table=table, key=key, said=said)
+        return done + toast
+    return (
+        render_template(
+            "screens/_aside.html",
+            aside=aside,
+            connection=app.connection,
+            zone=store.zone,
+            roles={app.name: roles},
+            open_moves=open_moves,
+            error=error,
+            said=said,
+            said_kind=answer.kind if answer else "",
+            oob=oob,
+            now=clock(),
+        )
+        + toast
     )
 
 
 @bp.post("/connections/<name>/set-aside/<app_name>/<table>/<key>/<action>")
-def fix_row(name: str, app_name: str, table: str, key: str, action: str) -> str:
-    """A fix: `move` by hand, `edit` a field (or the moment's column), or `retry` now."""
+def fix_row(name: str, app_name: str, table: str, key: str, action: str) -> tuple[str, int]:
+    """A fix: `move` by hand, `edit` a field (or the moment's column), or `retry` now. The
+    answer is the item (or the line standing in its place) and a toast; a refusal answers
+    with its own status (docs/errors.md: 403, 409, 422) and htmx swaps it in all the same."""
     app, roles = screen_app(name, app_name)
     store = app_store(app)
     parsed = row_key(store, table, key)
+    spec = store.spec(table)
+    named = writing.row_words(spec, table, key)
+    before = set_aside_rows([store], table=table, key=key)
+    left = str(before[0].row[before[0].rule.state_column]) if before else ""
     error = None
-    saved = ""
+    answer: writing.Answer
     try:
         if action == "move":
             actor = person(require_user(), roles)
-            writing.move(store, table, parsed, actor, request.form["to"], request.form.get("seen"))
+            to = request.form["to"]
+            result = writing.move(store, table, parsed, actor, to, request.form.get("seen"))
+            answer = writing.moved_answer(app, spec, table, key, left, result, roles)
+            again = refused_again(before[0], to) if before else ""
+            if again:
+                answer = writing.Answer(f"{answer.words} {again}", "warn", answer.undo)
         elif action == "edit":
             actor = person(require_user(), roles)
             column = request.form["column"]
@@ -242,12 +312,43 @@ def fix_row(name: str, app_name: str, table: str, key: str, action: str) -> str:
                 store, table, parsed, actor, column, request.form.get("value", "")
             )
             now_is = shown_value(result.row.get(column), store.zone)
-            saved = f"Saved: {table} #{key}: {column} is now {now_is}."
+            answer = writing.Answer(
+                f"Saved: {named}: {column_label(column, spec)} is now {now_is}."
+            )
         else:
             retry_set_aside(store, table, key, now=clock(), publisher=publisher())
+            answer = _retried(app, store, table, key, parsed, left, roles)
+    except writing.NothingToChange as same:
+        answer = writing.Answer(same.words, "refused")
     except AdminiumError as refused:
+        # The item says why (its refusal, or the fix's own): the answer only that it was not.
         error = refused
-    return _item(name, app_name, table, key, error, saved)
+        what = "Tried again now: refused again" if action == "retry" else "Not done"
+        answer = writing.Answer(f"{what}: {named} ({refused.code}).", "refused")
+    html = _item(name, app_name, table, key, error, answer)
+    return html, status_of(error) if error is not None else 200
+
+
+def _retried(
+    app: Any, store: Store, table: str, key: str, parsed: Any, left: str, roles: frozenset[str]
+) -> writing.Answer:
+    """What "Try again now" did, when the clock did not refuse it again."""
+    spec = store.spec(table)
+    named = writing.row_words(spec, table, key)
+    if set_aside_rows([store], table=table, key=key):
+        return writing.Answer(
+            f"{named} is still set aside: another writer held it; the sweep tries again"
+            " at the next minute.",
+            "warn",
+        )
+    with store.engine.connect() as conn:
+        row = store.read_row(conn, table, parsed)
+    state_column = spec.states.column if spec.states else ""
+    now = str(row.get(state_column)) if row is not None else left
+    if row is None or now == left:
+        return writing.Answer(f"{named} is no longer set aside.")
+    words = f"{named} moved to {state_label(now, spec)} by its timed move."
+    return writing.Answer(words, undo=writing.undo_of(app, spec, table, key, left, now, roles))
 
 
 @dataclass(frozen=True)
@@ -260,6 +361,8 @@ class BulkLine:
     moved: bool
     words: str
     code: str = ""
+    to_title: str = ""
+    """The state moved to, as its table titles it."""
 
 
 @bp.post("/connections/<name>/set-aside/bulk")
@@ -284,10 +387,23 @@ def fix_rows(name: str) -> str:
         sum(x.moved for x in lines),
         len(lines),
     )
+    titles = [line.to_title for line in lines if line.to_title]
+    to_title = titles[0] if titles else label(to)
     answer = render_template(
-        "screens/_bulk_answer.html", lines=lines, action=action, to=to, asked=len(picked)
+        "screens/_bulk_answer.html",
+        lines=lines,
+        action=action,
+        to=to_title,
+        asked=len(picked),
     )
-    return answer + "".join(items)
+    moved = sum(x.moved for x in lines)
+    said = (
+        f"{moved} of {len(lines)} moved to {to_title}."
+        if action == "move"
+        else f"Tried again: {moved} of {len(lines)} moved."
+    )
+    kind = "" if moved == len(lines) else "warn"
+    return answer + "".join(items) + (writing.toast(writing.Answer(said, kind)) if lines else "")
 
 
 def _bulk_one(name: str, app_name: str, table: str, key: str, action: str, to: str) -> BulkLine:
@@ -303,7 +419,8 @@ def _bulk_one(name: str, app_name: str, table: str, key: str, action: str, to: s
             # The state the person saw: a set-aside row is in its rule's `from`.
             seen = found[0].rule.timed.from_
             writing.move(store, table, parsed, person(require_user(), roles), to, seen)
-            return BulkLine(app_name, table, key, True, f"moved to {to}")
+            title = state_label(to, store.spec(table))
+            return BulkLine(app_name, table, key, True, f"moved to {title}", to_title=title)
         retry_set_aside(store, table, key, now=clock(), publisher=publisher())
     except AdminiumError as refused:
         return BulkLine(app_name, table, key, False, refused.message, refused.code)

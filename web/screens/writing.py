@@ -1,18 +1,27 @@
-"""A screen's writes: form values read as the columns' types, then a person's write."""
+"""A screen's writes: form values read as the columns' types, then a person's write; and
+what a screen answers after one: a short sentence where the person acted and a toast
+("Orders #9 moved to Confirmed by you"), with Undo where the table lists the undo."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
+
+from flask import render_template, url_for
 
 from core.actors import Actor
 from core.errors import ValueRefused, echo
 from core.manifest.model import Column
 from core.store import Store
 from core.writes import WriteResult
+from services.models import App
 from services.writes import write_by_person
 from web.context import clock, publisher
+from web.screens.labels import column_label, state_label, table_label
+from web.screens.reading import open_moves
+from web.screens.times import value as shown_value
 
 
 def form_value(column: Column, raw: str, store: Store) -> Any:
@@ -42,15 +51,33 @@ def form_value(column: Column, raw: str, store: Store) -> Any:
     return text
 
 
+class NothingToChange(Exception):
+    """An edit that would leave the row as it is: not written (no audit entry), said so."""
+
+    def __init__(self, words: str) -> None:
+        super().__init__(words)
+        self.words = words
+
+
 def edit(store: Store, table: str, key: Any, actor: Actor, column: str, raw: str) -> WriteResult:
-    """Change one field of a row as a person; its events go out after the commit."""
+    """Change one field of a row as a person; its events go out after the commit. A value
+    the field holds already is no change: NothingToChange says so, and nothing is written."""
     spec = store.spec(table)
     found = next((c for c in spec.columns if c.ref == column), None)
     if found is None:
         raise ValueRefused(
             f"no column {echo(column)!r}", {"column": echo(column), "reason": "unknown"}
         )
-    return _write(store, table, key, actor, values={column: form_value(found, raw, store)})
+    new = form_value(found, raw, store)
+    with store.engine.connect() as conn:
+        row = store.read_row(conn, table, key)
+    if row is not None and row.get(column) == new:
+        now_is = "empty" if new is None else shown_value(new, store.zone)
+        raise NothingToChange(
+            f"Not saved: {column_label(found)} of {row_words(spec, table, key)} is {now_is}"
+            " already, so nothing would change."
+        )
+    return _write(store, table, key, actor, values={column: new})
 
 
 def move(
@@ -65,3 +92,66 @@ def _write(store: Store, table: str, key: Any, actor: Actor, **change: Any) -> W
     return write_by_person(
         store, table, key, actor=actor, clock=clock, publisher=publisher(), **change
     )
+
+
+def row_words(spec: Any, table: str, key: Any) -> str:
+    """A row as the screens name it: its table's title and key ("Orders #9")."""
+    return f"{table_label(spec, table)} #{key}"
+
+
+@dataclass(frozen=True)
+class Undo:
+    """The undo a toast offers: the listed undo move back to the state the row left."""
+
+    href: str
+    to: str
+    seen: str
+    words: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What an action did, in one sentence; `kind` "" (done), "warn" or "refused"."""
+
+    words: str
+    kind: str = ""
+    undo: Undo | None = None
+
+
+def undo_of(
+    app: App, spec: Any, table: str, key: Any, left: str, now: str, roles: frozenset[str]
+) -> Undo | None:
+    """The undo back to `left` the table lists from `now` for these roles, if any."""
+    for move in open_moves(spec, now, roles):
+        if move.undo and move.to == left:
+            href = url_for(
+                "rows.move_row",
+                connection=app.connection.name,
+                name=app.name,
+                table=table,
+                key=key,
+            )
+            return Undo(href, left, now, f"Undo to {state_label(left, spec)}")
+    return None
+
+
+def moved_answer(
+    app: App,
+    spec: Any,
+    table: str,
+    key: Any,
+    left: str,
+    result: WriteResult,
+    roles: frozenset[str],
+    by: str = "by you",
+) -> Answer:
+    """ "Orders #9 moved to Confirmed by you", with the undo the table lists."""
+    state_column = spec.states.column if spec.states else ""
+    now = str(result.row.get(state_column))
+    words = f"{row_words(spec, table, key)} moved to {state_label(now, spec)} {by}."
+    return Answer(words, undo=undo_of(app, spec, table, key, left, now, roles))
+
+
+def toast(answer: Answer) -> str:
+    """The answer as a toast, swapped into the page's toasts (out of band)."""
+    return render_template("screens/_toast.html", answer=answer)
