@@ -15,8 +15,19 @@ venue, Redis), and:
 
 Prints one JSON object per web command. Each run stops by itself within about two minutes.
 
+With --burst: pushes under a burst, today's line against this tree's in the same run. The
+Procfile's web line is started from the tree of `--against` (default: the last commit
+whose web/live.py pushed each event on its own, extracted with git archive) and then from
+this tree; each time BURST_BOARDS board sockets of as many signed-in users open, then a
+sweep-like burst of BURST_MOVES moves is committed through the write pipeline, each event
+published after its commit. Per web: the burst's commit time, how long after the last
+commit the last push reached the last board, commit -> screen p50 / p95 / max over every
+(board, row), and how many of the boards x moves pushes never came (within 60 s). Goal:
+last push <= 2 s after the last commit.
+
 Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \
      .venv/bin/python bench/screens.py [--sockets 1000] [--only baseline|procfile]
+     .venv/bin/python bench/screens.py --burst [--against REV]
 (each run starts a redis-server of its own)
 """
 
@@ -36,6 +47,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlencode
@@ -309,11 +321,174 @@ def push(
     return took
 
 
+BURST_BOARDS = 200
+BURST_MOVES = 500
+BURST_WAIT = 60.0
+
+
+def before_coalescing() -> str:
+    """The last commit whose web/live.py pushed each event on its own (today's line)."""
+    commits = subprocess.run(
+        ["git", "log", "--format=%H", "--", "web/live.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    for commit in commits:
+        text = subprocess.run(
+            ["git", "show", f"{commit}:web/live.py"], cwd=ROOT, capture_output=True, text=True
+        ).stdout
+        if "COALESCE_SECONDS" not in text:
+            return commit
+    raise RuntimeError("no commit of web/live.py before coalescing")
+
+
+@contextlib.contextmanager
+def tree_of(commit: str) -> Iterator[Path]:
+    """The repository's files at a commit, in a folder of their own (removed afterwards)."""
+    folder = Path(tempfile.mkdtemp(prefix="adm-screens-tree-"))
+    try:
+        archive = subprocess.run(
+            ["git", "archive", commit], cwd=ROOT, capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+        yield folder
+    finally:
+        subprocess.run(["rm", "-rf", str(folder)], check=False)
+
+
+def burst(server: str, redis_url: str, name: str, tree: Path) -> dict[str, object]:
+    """BURST_BOARDS boards of as many users on the web of `tree`, then BURST_MOVES moves
+    committed one after another as a sweep makes them; when each push reached each board."""
+    command = read_procfile(ROOT / "Procfile")["web"]
+    with databases(server, 2) as (control_url, venue_url):
+        site = build_site(control_url, venue_url, redis_url)
+        store = site.store()
+        orders = store.table("orders")
+        with store.engine.begin() as conn:
+            keys = list(
+                conn.execute(
+                    sa.insert(orders)
+                    .values(
+                        [{"status": "placed", "pickup_at": at("2026-07-10 11:30")}] * BURST_MOVES
+                    )
+                    .returning(orders.c.id)
+                ).scalars()
+            )
+        cookies: list[str] = []
+        with site.app.app_context():
+            for number in range(BURST_BOARDS):
+                add_user(
+                    db.session,
+                    f"board{number}@venue.test",
+                    "manager",
+                    "venue/venue",
+                    password=PASSWORD,
+                )
+        for number in range(BURST_BOARDS):
+            client = site.app.test_client()
+            sign_in(client, f"board{number}@venue.test")
+            cookie = client.get_cookie("session")
+            assert cookie is not None
+            cookies.append(cookie.value)
+        port = free_port()
+        env = {
+            **os.environ,
+            "DATABASE_URL": control_url,
+            "REDIS_URL": redis_url,
+            "PORT": str(port),
+            "PYTHONPATH": str(tree),
+            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        }
+        log = Path(tempfile.mkstemp(prefix="adm-screens-", suffix=".log")[1])
+        with log.open("wb") as out:
+            web = subprocess.Popen(
+                ["/bin/sh", "-c", command],
+                cwd=tree,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        boards: list[Board] = []
+        publisher = redis.Redis.from_url(redis_url)
+        try:
+            deadline = time.monotonic() + 30
+            while fetch(port, "/status") is None:
+                if time.monotonic() > deadline or web.poll() is not None:
+                    raise RuntimeError(f"the web never answered:\n{log.read_text()[-2000:]}")
+                time.sleep(0.2)
+            with ThreadPoolExecutor(16) as pool:
+                boards = list(pool.map(lambda cookie: Board(port, cookie), cookies))
+            time.sleep(1.0)
+            actor = Actor.person("board0@venue.test", frozenset({"manager"}))
+            committed: dict[int, float] = {}
+            began = time.perf_counter()
+            for key in keys:
+                moved = WriteRequest(
+                    "orders", actor, at("2026-07-10 09:00"), key=key, move_to="confirmed"
+                )
+                result = change_row(store, moved)
+                committed[key] = time.perf_counter()
+                Publisher(publisher).rows(result.events)
+            last = max(committed.values())
+            wait = time.monotonic() + BURST_WAIT
+            while time.monotonic() < wait and not all(len(b.arrived) >= len(keys) for b in boards):
+                time.sleep(0.05)
+        finally:
+            publisher.close()
+            for board in boards:
+                with contextlib.suppress(ConnectionClosed):
+                    board.ws.close()
+            stop_web(web)
+            with site.app.app_context():
+                db.engine.dispose()
+            for url in (control_url, venue_url):
+                engine_for(url).dispose()
+    log.unlink()
+    took = [(b.arrived[k] - committed[k]) * 1000 for b in boards for k in keys if k in b.arrived]
+    arrivals = [t for b in boards for t in b.arrived.values()]
+    return {
+        "bench": "screens-burst",
+        "web": name,
+        "boards": len(boards),
+        "moves": len(keys),
+        "burst_commit_s": round(last - began, 2),
+        "last_push_after_last_commit_s": round(max(arrivals) - last, 2) if arrivals else None,
+        "commit_to_screen_ms_p50": percentile(took, 0.5),
+        "commit_to_screen_ms_p95": percentile(took, 0.95),
+        "commit_to_screen_ms_max": round(max(took), 1) if took else None,
+        "pushes": len(took),
+        "lost": len(boards) * len(keys) - len(took),
+        "goal_last_push_s": 2.0,
+    }
+
+
+def burst_runs(server: str, against: str, rounds: int) -> None:
+    """Today's line and this tree, turn about, `rounds` times."""
+    with tree_of(against) as old:
+        for _ in range(rounds):
+            for name, tree in ((f"today {against[:10]}", old), ("this tree", ROOT)):
+                with redis_server() as redis_url:
+                    print(json.dumps(burst(server, redis_url, name, tree)), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sockets", type=int, default=1000)
     parser.add_argument("--only", choices=["baseline", "procfile"])
+    parser.add_argument("--burst", action="store_true")
+    parser.add_argument("--against", default="")
+    parser.add_argument("--rounds", type=int, default=1)
     options = parser.parse_args()
+    if options.burst:
+        server = os.environ.get(
+            "TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+        )
+        os.environ.setdefault("SECRET_KEY", "bench-screens-" + os.urandom(8).hex())
+        burst_runs(server, options.against or before_coalescing(), options.rounds)
+        return
     runs = [
         ("gthread-64 (baseline)", BASELINE),
         ("procfile", read_procfile(ROOT / "Procfile")["web"]),

@@ -27,7 +27,7 @@ import queue
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -74,6 +74,11 @@ SIGNED_OUT_MESSAGE = "adminium:signed-out"
 WATCH_SECONDS = 15.0
 """How often the hub checks the sweep health of the connections open screens show
 (config LIVE_WATCH_SECONDS)."""
+COALESCE_SECONDS = 0.25
+"""The longest the events of a burst wait to go out together (config LIVE_COALESCE_SECONDS):
+each open screen gets one message per interval carrying every change since the last."""
+QUIET_SECONDS = 0.02
+"""A pause this long between events ends a burst: a lone event goes out at once."""
 _CLOSE = object()
 _SIGNED_OUT = object()
 
@@ -117,6 +122,24 @@ class Screen:
             return same_table and str(event.get("key")) == self.key
         return same_table
 
+    def render_all(self, events: Sequence[Mapping[str, Any]]) -> str:
+        """The out-of-band fragments that bring this screen up to date with a burst of
+        events, in one message: a board's row events read and drawn together
+        (`pushes.push_boards`), each other event once (the same event twice, once)."""
+        fragments: list[str] = []
+        rows = [e for e in events if self.kind == "board" and _row_event(e)]
+        if rows:
+            fragments.append(pushes.push_boards(rows, self.q, self.state))
+        seen: set[str] = set()
+        for event in events:
+            if self.kind == "board" and _row_event(event):
+                continue
+            same = json.dumps(event, sort_keys=True, default=str)
+            if same not in seen:
+                seen.add(same)
+                fragments.append(self.render(event))
+        return "".join(fragments)
+
     def render(self, event: Mapping[str, Any]) -> str:
         """The out-of-band fragment that brings this screen up to date."""
         if self.kind == "connections":
@@ -137,8 +160,18 @@ class Screen:
         return pushes.push_set_aside(event, dict(self.app_roles))
 
 
+def _row_event(event: Mapping[str, Any]) -> bool:
+    """Whether an event is a row's change (not a pause, a stall or an outbox's)."""
+    return not ({"paused", "stalled", "outbox"} & event.keys()) and "table" in event
+
+
 class Hub:
-    """The web process's one Redis subscription, fanning events out to the open sockets."""
+    """The web process's one Redis subscription, fanning events out to the open sockets.
+
+    Events are pushed in bursts: those that arrive within QUIET_SECONDS of each other (at
+    most COALESCE_SECONDS' worth) are rendered together for each distinct screen and sent
+    as one message, so a sweep moving hundreds of rows sends each screen a few messages,
+    not hundreds, and reads what every event of the burst shares once."""
 
     def __init__(self, app: Flask) -> None:
         self.app = app
@@ -149,6 +182,8 @@ class Hub:
         self.stopping = threading.Event()
         self.watcher: threading.Thread | None = None
         self.stalls: dict[str, int | None] = {}
+        self.pending: list[Mapping[str, Any]] = []
+        self.pending_since = 0.0
 
     def start(self, wait: float = 2.0) -> bool:
         """Listen to Redis from the first socket on; whether the subscription holds."""
@@ -207,10 +242,12 @@ class Hub:
         client = redis.Redis.from_url(self.app.config["REDIS_URL"])
         pubsub = client.pubsub()
         pubsub.psubscribe(f"{CHANNEL_PREFIX}*")
+        coalesce = float(self.app.config.get("LIVE_COALESCE_SECONDS", COALESCE_SECONDS))
         try:
             while not self.stopping.is_set():
-                message = pubsub.get_message(timeout=1.0)
+                message = pubsub.get_message(timeout=QUIET_SECONDS if self.pending else 1.0)
                 if message is None:
+                    self.flush()  # the burst is over (or there was none)
                     continue
                 if message["type"] == "psubscribe":
                     # Redis confirmed the subscription: from here on no event is missed,
@@ -219,7 +256,10 @@ class Hub:
                     log.info("live events: subscribed to %s*", CHANNEL_PREFIX)
                 elif message["type"] == "pmessage":
                     self.deliver(message["data"])
+                if self.pending and time.monotonic() - self.pending_since >= coalesce:
+                    self.flush()
         finally:
+            self.pending = []  # a failed subscription closes every socket: they refetch
             pubsub.close()
             client.close()
 
@@ -233,7 +273,15 @@ class Hub:
         if "signed_out" in event:
             self.sign_out(event["signed_out"], str(event.get("why", "signed out")))
             return
-        self.fan_out(event)
+        if not self.pending:
+            self.pending_since = time.monotonic()
+        self.pending.append(event)
+
+    def flush(self) -> None:
+        """Push the events of the burst so far (see the class)."""
+        events, self.pending = self.pending, []
+        if events:
+            self.fan_out_all(events)
 
     def sign_out(self, user: object, why: str = "signed out") -> None:
         """Close every open socket of a user who signed out, got a new password or a role
@@ -275,28 +323,40 @@ class Hub:
 
     def fan_out(self, event: Mapping[str, Any]) -> None:
         """Render an event for each distinct screen that shows it; queue it to its sockets."""
+        self.fan_out_all([event])
+
+    def fan_out_all(self, events: Sequence[Mapping[str, Any]]) -> None:
+        """Render a burst of events once for each distinct screen that shows any of them
+        (those it shows, in order); queue the one message to its sockets."""
         with self.lock:
             sockets = list(self.sockets.values())
-        by_screen: dict[Screen, list[queue.Queue[object]]] = {}
+        by_screen: dict[Screen, tuple[list[queue.Queue[object]], list[Mapping[str, Any]]]] = {}
+        shown: dict[Screen, list[Mapping[str, Any]]] = {}
         for screen, inbox in sockets:
-            if screen.shows(event):
-                # Who looks matters to a sign-out, not to the fragment: the boards of one
-                # table open by many people with the same roles are rendered once.
-                by_screen.setdefault(replace(screen, user=0), []).append(inbox)
-        for screen, inboxes in by_screen.items():
-            fragment = self._render(screen, event)
+            # Who looks matters to a sign-out, not to the fragment: the boards of one
+            # table open by many people with the same roles are rendered once.
+            same = replace(screen, user=0)
+            if same not in shown:
+                shown[same] = [e for e in events if same.shows(e)]
+            if shown[same]:
+                by_screen.setdefault(same, ([], shown[same]))[0].append(inbox)
+        for screen, (inboxes, its_events) in by_screen.items():
+            fragment = self._render(screen, its_events)
             if fragment.strip():
                 for inbox in inboxes:
                     inbox.put(fragment)
 
-    def _render(self, screen: Screen, event: Mapping[str, Any]) -> str:
-        """One screen's fragment, in a request context of its own (for `url_for`)."""
+    def _render(self, screen: Screen, events: Sequence[Mapping[str, Any]]) -> str:
+        """One screen's fragments, in a request context of its own (for `url_for`)."""
         with self.app.test_request_context("/live", base_url=screen.base_url):
             try:
-                return screen.render(event)
+                return screen.render_all(events)
             except Exception:
-                log.exception("live push failed: screen %s event %s", screen.kind, event)
-                return ""
+                if len(events) == 1:
+                    log.exception("live push failed: screen %s event %s", screen.kind, events[0])
+                    return ""
+        # One event of the burst failed to render: each on its own, so only it is lost.
+        return "".join(self._render(screen, [event]) for event in events)
 
     def close_all(self) -> None:
         """Ask every open socket to close with the code the ws extension retries on."""
@@ -424,12 +484,18 @@ def connect(ws: Any) -> None:
 
 
 def serve(ws: Any, inbox: queue.Queue[object], alive: Callable[[], bool]) -> None:
-    """Send what is queued; close with 1011 when the hub failed."""
+    """Send what is queued, all that waits in one message; close with 1011 when the hub
+    failed."""
+    held: object = None
     while alive():
         try:
-            fragment = inbox.get(timeout=IDLE_SECONDS)
+            fragment = held if held is not None else inbox.get(timeout=IDLE_SECONDS)
         except queue.Empty:
             continue
+        held = None
+        if isinstance(fragment, str):
+            # A screen that fell behind gets what waits for it at once, not one by one.
+            fragment, held = _waiting(inbox, fragment)
         if fragment is _CLOSE:
             ws.close(reason=SERVER_FAILED, message="live events lost; reconnect")
             return
@@ -445,6 +511,20 @@ def serve(ws: Any, inbox: queue.Queue[object], alive: Callable[[], bool]) -> Non
             ws.send(fragment)
         except ConnectionClosed:
             return
+
+
+def _waiting(inbox: queue.Queue[object], first: str) -> tuple[str, object]:
+    """`first` and every fragment queued after it, joined; and what stopped the join (a
+    close), or None."""
+    parts = [first]
+    while True:
+        try:
+            found = inbox.get_nowait()
+        except queue.Empty:
+            return "".join(parts), None
+        if not isinstance(found, str):
+            return "".join(parts), found
+        parts.append(found)
 
 
 def init_app(app: Flask) -> None:

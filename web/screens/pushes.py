@@ -7,10 +7,11 @@ show that row. They run inside an app and request context (see `web.live`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
 from flask import render_template
 
 from core.hold_reads import GiveBackAside, set_aside_give_backs
@@ -29,8 +30,11 @@ from services.models import App, db
 from web.context import clock, lookup_app
 from web.screens.connections import read_connection
 from web.screens.reading import (
+    Card,
+    _search,
     editable_columns,
     filter_fault,
+    make_card,
     matches,
     open_moves,
     state_counts,
@@ -69,6 +73,64 @@ def push_board(event: Mapping[str, Any], q: str, state: str) -> str:
         counts=counts,
         now=now,
     )
+
+
+def push_boards(events: Sequence[Mapping[str, Any]], q: str, state: str) -> str:
+    """A board, for a burst of its table's events at once (as `push_board` for each, in one
+    read): each card leaves its column and enters its new one, the counts said once, as
+    they stand. The app, its store, the settings and hours, the set-aside rows and the
+    counts are read once for the burst, and the cards in one query."""
+    first = events[0]
+    app = _app(first)
+    if app is None:
+        return ""
+    store = app_store(app)
+    table = str(first["table"])
+    spec = store.spec(table)
+    if filter_fault(spec, q, state) is not None:
+        return ""
+    # Each key once, where its last event puts it (a later card goes on top).
+    keys = list(reversed(dict.fromkeys(str(e["key"]) for e in reversed(events))))
+    cards = _cards(store, table, keys, q, state)
+    now = clock()
+    aside = keys_set_aside(set_aside_rows([store], table=table)) if any(cards.values()) else {}
+    found = state_counts(store, table, q)
+    counts = {s: found.get(s, 0) for s in states_of(spec) if not state or s == state}
+    return "".join(
+        render_template(
+            "live/board.html",
+            app=app,
+            connection=app.connection,
+            zone=store.zone,
+            table=table,
+            dom_id=f"row-{table}-{key}",
+            card=cards.get(key),
+            aside_keys=aside,
+            counts=counts if number == len(keys) - 1 else {},
+            now=now,
+        )
+        for number, key in enumerate(keys)
+    )
+
+
+def _cards(store: Store, table: str, keys: Sequence[str], q: str, state: str) -> dict[str, Card]:
+    """The cards of those rows that are on a board with this search and filter, by key (as
+    text), in one query on one connection."""
+    spec = store.spec(table)
+    assert spec.states is not None
+    t = store.table(table)
+    wanted = [k for k in (store.coerce_key(table, key) for key in keys) if k is not None]
+    if not wanted:
+        return {}
+    query = sa.select(t).where(t.c[spec.key].in_(wanted))
+    if q:
+        query = query.where(_search(t, spec, q))
+    if state:
+        query = query.where(t.c[spec.states.column] == state)
+    with store.engine.connect() as conn:
+        rows = [dict(row) for row in conn.execute(query).mappings()]
+        tables = store.read_clock_tables(conn) if rows else {}
+    return {str(row[spec.key]): make_card(store, table, row, tables) for row in rows}
 
 
 def push_row(event: Mapping[str, Any], roles: frozenset[str]) -> str:
