@@ -22,7 +22,7 @@ from rq.queue import EnqueueData
 from core.sweep import SweepOutcome, SweepReport
 from services.due_hints import leave_hint
 from services.events import Publisher
-from services.storage import open_session
+from services.storage import reading_session
 from services.sweep_ledger import mark_finished, mark_started
 from services.sweeps import sweep
 
@@ -113,7 +113,8 @@ def run_sweep(connection: str, minute: str | None = None) -> dict[str, Any]:
     if client is not None and minute is not None:
         _tell(lambda: mark_started(client, connection, datetime.fromisoformat(minute), now))
     started = time.monotonic()
-    with open_session(control_url()) as session:
+    # Its one read of the control plane, autocommitted (no transaction round trips).
+    with reading_session(control_url()) as session:
         report = sweep(session, connection, now=now, publisher=Publisher(client))
     if client is not None:
         if not (report.dry_run or report.outcome is SweepOutcome.paused):

@@ -14,6 +14,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -208,6 +209,23 @@ def open_session(url: str) -> Iterator[Session]:
     """A session on the control plane outside Flask (console, jobs)."""
     with Session(engine_for(url), expire_on_commit=False) as session:
         yield session
+
+
+@contextmanager
+def reading_session(url: str) -> Iterator[Session]:
+    """A session on the control plane for reads alone, each statement autocommitted: no
+    BEGIN and ROLLBACK round trips around them (the sweep job's one read of its
+    connection and apps)."""
+    engine = engine_for(url)
+    reading = _AUTOCOMMIT.get(engine)
+    if reading is None:
+        reading = _AUTOCOMMIT[engine] = engine.execution_options(isolation_level="AUTOCOMMIT")
+    with Session(reading, expire_on_commit=False) as session:
+        yield session
+
+
+_AUTOCOMMIT: weakref.WeakKeyDictionary[Engine, Engine] = weakref.WeakKeyDictionary()
+"""Each warm engine's autocommitting twin (same pool), made once."""
 
 
 def connection_engine(connection: Connection) -> Engine:
