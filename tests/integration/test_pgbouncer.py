@@ -42,9 +42,19 @@ def through(bouncer: Bouncer, shop: Shop, name: str, extra: str = "") -> Store:
     return Store(engine, shop.store.app, venue_zone("Europe/London"), connection=name)
 
 
+@pytest.mark.parametrize("mode", ["transaction", "session"])
 def test_racing_sweeps_on_two_connections_through_pgbouncer_move_each_row_once(
-    bouncer: Bouncer, shop: Shop
+    server_database_url: str, shop: Shop, mode: str
 ) -> None:
+    # Transaction mode: four server sessions shared by every client's transactions;
+    # session mode gives each client one of its own (enough of them).
+    sessions = 4 if mode == "transaction" else 20
+    with start_pgbouncer(server_database_url, mode, pool_size=sessions) as bouncer:
+        race_through(bouncer, shop)
+
+
+def race_through(bouncer: Bouncer, shop: Shop) -> None:
+    """Two sweeps of each of two connections over the shop's database, released at once."""
     keys = many(shop, 200)
     names = ["shop", "shop", "shop-two", "shop-two"]
     stores = {name: through(bouncer, shop, name) for name in set(names)}

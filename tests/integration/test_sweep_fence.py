@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
+import psycopg
 import pytest
 import sqlalchemy as sa
 
@@ -168,3 +169,21 @@ def test_a_database_installed_before_the_lease_gets_its_fence_table_at_the_first
             sa.text("SELECT relpersistence FROM pg_class WHERE oid = 'adminium.fences'::regclass")
         ).scalar_one()
     assert kept == "u"  # unlogged
+
+
+def test_a_sweep_holds_one_session_for_its_fence_and_its_moves(shop: Shop) -> None:
+    many(shop, 3)
+    shop.engine.dispose()  # nothing pooled from the setup
+    seen: list[int] = []
+
+    def count_sessions(result: WriteResult) -> None:
+        with psycopg.connect(shop.url, autocommit=True) as conn:
+            found = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            ).fetchone()
+            seen.append(int(found[0]) if found else -1)
+
+    report = shop.sweep(NOW, on_moved=count_sessions)
+    assert len(report.moved) == 3
+    assert seen == [1, 1, 1]
