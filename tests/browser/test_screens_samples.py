@@ -57,7 +57,14 @@ def test_removing_sample_data_clears_the_board_open_in_another_tab(
     connections.get_by_role("button", name="Remove sample data · venue").click()
 
     expect(connections.locator("#sample-result")).to_contain_text("2 rows from orders")
-    assert asked and "Real rows stay" in asked[0]
+    # It says what it will remove, and looks destructive (issue 22 item 9).
+    assert asked == [
+        "Remove the 2 sample rows of venue (Orders: 2)? They are deleted for good."
+        " Real rows stay, and so do its settings and opening hours."
+    ]
+    remove = connections.get_by_role("button", name="Remove sample data · venue")
+    expect(remove).to_have_class("secondary danger")
+    assert remove.evaluate("b => getComputedStyle(b).borderColor") == "rgb(179, 38, 30)"
     for key in samples:
         expect(page.locator(f"#row-orders-{key}")).to_have_count(0, timeout=LIVE_MS)
     expect(page.locator(f"#row-orders-{real}")).to_be_visible()

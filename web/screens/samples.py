@@ -12,6 +12,7 @@ from flask import current_app, render_template
 from sqlalchemy.exc import IntegrityError
 
 from core.errors import AdminiumError
+from core.sample_data import sample_keys
 from services.apps import app_store
 from services.errors import first_line
 from services.models import ADMIN, App, User
@@ -20,6 +21,7 @@ from services.samples import remove_sample_data as remove_samples
 from web.context import clock, publisher
 from web.errors import Forbidden
 from web.screens.access import require_user, screen_app, screen_blueprint
+from web.screens.labels import table_label
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,26 @@ def samples_folder() -> Path:
 def has_sample(app: App) -> bool:
     """Whether the app keeps a sample set to add."""
     return sample_path(app.name, samples_folder()) is not None
+
+
+@bp.app_template_global()
+def sample_removal_words(app: App) -> str:
+    """What "Remove sample data" asks before it removes: how many sample rows of which
+    tables ("Remove the 3 sample rows of venue (Orders: 2, Tickets: 1)? …"), or that there
+    are none."""
+    store = app_store(app)
+    with store.engine.connect() as conn:
+        keys = sample_keys(conn, app.name)
+    counts = {table: len(found) for table, found in sorted(keys.items()) if found}
+    if not counts:
+        return f"{app.name} has no sample rows now: nothing would be removed. Remove anyway?"
+    total = sum(counts.values())
+    tables = ", ".join(f"{table_label(app.model.tables.get(t), t)}: {n}" for t, n in counts.items())
+    rows = "row" if total == 1 else "rows"
+    return (
+        f"Remove the {total} sample {rows} of {app.name} ({tables})? They are deleted for"
+        " good. Real rows stay, and so do its settings and opening hours."
+    )
 
 
 def _sample_app(name: str, app_name: str, verb: str) -> App:
