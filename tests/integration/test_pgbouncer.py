@@ -11,16 +11,16 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import pytest
-from sqlalchemy.orm import Session
+from click.testing import CliRunner
 
+from adminium.cli import main
 from core.actors import Actor
 from core.clock import venue_zone
 from core.store import Store
 from core.sweep import SweepOutcome, SweepReport, sweep_connection
 from core.writes import WriteRequest, change_row, create_row
-from services.connections import STATEMENT_POOLING, add_connection
-from services.errors import InvalidValue
-from services.storage import engine_for, open_session, upgrade_control_plane
+from services.connections import STATEMENT_POOLING
+from services.storage import engine_for
 from tests.integration.pgbouncer_fixtures import Bouncer, start_pgbouncer
 from tests.integration.sweep_fixtures import Shop
 from tests.integration.test_sweep_races import NOW, many
@@ -110,23 +110,19 @@ def test_writes_through_the_pipeline_share_one_server_session_through_pgbouncer(
     assert len(shop.audit()) == 12 * 3
 
 
-@pytest.fixture
-def control_plane(make_database: Callable[[], str]) -> Iterator[Session]:
-    url = make_database()
-    upgrade_control_plane(url)
-    with open_session(url) as session:
-        yield session
-
-
 def test_connection_add_refuses_a_pooler_in_statement_mode_and_names_the_mode_to_use(
-    server_database_url: str, control_plane: Session, bouncer: Bouncer, shop: Shop
+    server_database_url: str, make_database: Callable[[], str], bouncer: Bouncer, shop: Shop
 ) -> None:
-    with (
-        start_pgbouncer(server_database_url, "statement") as statement,
-        pytest.raises(InvalidValue) as refused,
-    ):
-        add_connection(control_plane, "shop", statement.url(shop.url))
-    assert refused.value.message == STATEMENT_POOLING
-    assert "pool_mode = transaction" in refused.value.message
-    added = add_connection(control_plane, "shop", bouncer.url(shop.url))
-    assert added.name == "shop"
+    runner, env = CliRunner(), {"DATABASE_URL": make_database(), "REDIS_URL": ""}
+    with start_pgbouncer(server_database_url, "statement") as statement:
+        refused = runner.invoke(
+            main, ["connection", "add", "shop", "--url", statement.url(shop.url)], env=env
+        )
+    assert refused.exit_code == 1
+    assert refused.output.strip() == f"Error: {STATEMENT_POOLING}"
+    assert "pool_mode = transaction" in STATEMENT_POOLING
+    added = runner.invoke(
+        main, ["connection", "add", "shop", "--url", bouncer.url(shop.url)], env=env
+    )
+    assert added.exit_code == 0, added.output
+    assert added.output.startswith("connection shop added:")
