@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 
 from core.actors import Actor
-from core.errors import ValueRefused, echo
+from core.errors import echo
 from core.json_rows import jsonable, row_json
 from core.manifest.model import Table
 from core.store import Store
@@ -27,6 +27,8 @@ from core.writes import WriteResult
 from services.apps import app_store
 from services.models import App, Connection, db
 from services.writes import write_by_person
+from web import api_models
+from web.api_models import INT_RANGE, Kind
 from web.auth import require_user, roles_in
 from web.context import clock, lookup_app, publisher
 from web.errors import InvalidRequest, NotFound, database_gone
@@ -36,11 +38,6 @@ log = logging.getLogger(__name__)
 bp = Blueprint("api", __name__, url_prefix="/api")
 bp.register_error_handler(DBAPIError, database_gone)
 
-INT_RANGE = (-(2**31), 2**31 - 1)
-TIME_TEXT = {
-    "timestamptz": "takes an ISO 8601 time with its offset",
-    "date": "takes a date YYYY-MM-DD",
-}
 PAGE_SIZE = 50
 PAGE_MAX = 500
 
@@ -48,49 +45,10 @@ PAGE_MAX = 500
 # --- what the REST and public APIs share ----------------------------------------
 
 
-def _refuse(column: str, message: str) -> ValueRefused:
-    return ValueRefused(f"{column!r} {message}", {"column": column, "reason": "type"})
-
-
-def _value_in(spec_type: str, column: str, value: Any) -> Any:
-    """One JSON value in the JSON type its column takes; refused when it is another.
-
-    Only the JSON shape is judged here: what no column holds (NUL, half a character,
-    NaN, a time out of range or without its offset, text that is no time or date) is the
-    pipeline's one rule, `core.values.checked_value`, which reads times and dates too.
-    """
-    if value is None:
-        return None
-    if spec_type in ("timestamptz", "date"):
-        if not isinstance(value, str):
-            raise _refuse(column, TIME_TEXT[spec_type])
-        return value
-    if spec_type in ("integer", "serial"):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _refuse(column, "takes a whole number")
-        if not INT_RANGE[0] <= value <= INT_RANGE[1]:
-            raise _refuse(column, "takes a whole number within 32 bits")
-        return value
-    if spec_type == "numeric":
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _refuse(column, "takes a number")
-        return Decimal(str(value))
-    if spec_type == "boolean":
-        if not isinstance(value, bool):
-            raise _refuse(column, "takes true or false")
-        return value
-    if not isinstance(value, str):
-        raise _refuse(column, "takes text")
-    return value
-
-
-def values_in(spec: Table, raw: Mapping[str, Any]) -> dict[str, Any]:
-    """A writer's JSON values as the columns' types; unknown names pass to the pipeline."""
-    types = {c.ref: c.type for c in spec.columns}
-    return {
-        name: _value_in(types[name], name, value) if name in types else value
-        for name, value in raw.items()
-    }
+def values_in(table: str, spec: Table, kind: Kind, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A writer's JSON values checked by the table's model (`web.api_models`), which the
+    OpenAPI document describes; names no field holds pass to the pipeline."""
+    return api_models.values_in(table, spec, kind, dict(raw))
 
 
 def parse_key(spec: Table, raw: str) -> Any:
@@ -263,7 +221,7 @@ def create_row(connection: str, app: str, table: str) -> tuple[Response, int]:
         actor=actor,
         clock=clock,
         publisher=publisher(),
-        values=values_in(spec, body.values),
+        values=values_in(table, spec, "create", body.values),
     )
     return write_answer(result, 201)
 
@@ -302,7 +260,7 @@ def _write_as_staff(
         actor=actor,
         clock=clock,
         publisher=publisher(),
-        values=values_in(spec, values),
+        values=values_in(table, spec, "update", values),
         move_to=move_to,
         seen_state=seen_state,
     )

@@ -1,14 +1,30 @@
-"""The OpenAPI 3.1 document of /api and /public, built here and served at /api/openapi.json.
+"""The OpenAPI 3.1 documents of /api and /public: one for every app, served at
+/api/openapi.json, whose table paths take `{table}` and any values; and each app's own,
+served at /api/apps/{connection}/{app}/openapi.json, with a path per table whose values,
+keys and `after` are the JSON Schema of the models the server checks them with
+(`web.api_models`, built from the manifest's columns), so the two cannot drift.
 
 A test checks that every route of both blueprints is in it and that real answers fit
-it; a schemathesis run checks the rest.
+it; a schemathesis run (positive data accepted, negative refused) checks the rest.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from flask import Blueprint, Response, jsonify
+from pydantic import BaseModel
+
+from core.errors import echo
+from core.manifest.model import Table
+from services.apps import app_store
+from web.api import PAGE_MAX, PAGE_SIZE, Move, Update, Values
+from web.api_models import Kind, key_schema, values_schema
+from web.auth import require_user, roles_in
+from web.context import lookup_app
+from web.errors import NotFound
+from web.public import PublicMove
 
 bp = Blueprint("openapi", __name__)
 
@@ -23,7 +39,8 @@ _ROW: dict[str, Any] = {"type": "object", "additionalProperties": _ANY_VALUE}
 _VALUES: dict[str, Any] = {
     "type": "object",
     "additionalProperties": _ANY_VALUE,
-    "description": "Values by column; timestamptz as ISO 8601 with an offset, dates YYYY-MM-DD.",
+    "description": "Values by column; timestamptz as ISO 8601 with an offset, dates YYYY-MM-DD. "
+    "Each table's columns, as the server checks them, are in its app's own document.",
 }
 _TIME = {"type": "string", "format": "date-time"}
 
@@ -228,6 +245,24 @@ PATHS: dict[str, Any] = {
             "responses": {"200": {"description": "The OpenAPI document.", "content": {JSON: {}}}},
         }
     },
+    "/api/apps/{connection}/{app}/openapi.json": {
+        "parameters": _APP_PATH[:2],
+        "get": {
+            "operationId": "appOpenapi",
+            "summary": "The app's own document: each table's values, keys and `after` as the "
+            "server checks them.",
+            "responses": {
+                "200": {"description": "The app's OpenAPI document.", "content": {JSON: {}}},
+                **{
+                    str(status): {
+                        "description": _WHEN[status],
+                        "content": {JSON: {"schema": {"$ref": "#/components/schemas/Error"}}},
+                    }
+                    for status in (401, 403, 404, 405, 413, 502)
+                },
+            },
+        },
+    },
     "/api/apps": {
         "get": {
             "operationId": "listApps",
@@ -250,7 +285,8 @@ PATHS: dict[str, Any] = {
                     "name": "after",
                     "in": "query",
                     "schema": {"type": "string"},
-                    "description": "The `next` of the page before.",
+                    "description": "The `next` of the page before: a key of the table "
+                    "(its type is in the app's own document).",
                 },
             ],
             "responses": _answers(200, "Page", [400, *_READ]),
@@ -309,25 +345,206 @@ PATHS: dict[str, Any] = {
 
 def document() -> dict[str, Any]:
     """The OpenAPI document of both APIs."""
+    return _wrap(
+        "Adminium",
+        "Staff rows under /api (bearer token); guests by link code under /public. A table's "
+        "values, keys and `after` are described exactly in its app's own document, "
+        "/api/apps/{connection}/{app}/openapi.json. Errors are listed in docs/errors.md.",
+        PATHS,
+        SCHEMAS,
+    )
+
+
+def _wrap(title: str, about: str, paths: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
-        "info": {
-            "title": "Adminium",
-            "version": "1",
-            "description": "Staff rows under /api (bearer token); guests by link code under "
-            "/public. Errors are listed in docs/errors.md.",
-        },
+        "info": {"title": title, "version": "1", "description": about},
         "servers": [{"url": "/"}],
         "security": [{"token": []}],
-        "paths": PATHS,
+        "paths": paths,
         "components": {
-            "schemas": SCHEMAS,
+            "schemas": schemas,
             "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
         },
     }
+
+
+# --- one app's document: generated from the models the server checks with ----------
+
+
+def _body_of(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
+    """A request body's schema: the server's body model, its `values` the table's model."""
+    schema = model.model_json_schema(by_alias=True)
+    schema.pop("title", None)
+    properties = schema["properties"]
+    for name, field in properties.items():
+        field.pop("title", None)
+        if name == "values":
+            properties[name] = values
+    if values.get("required"):
+        schema["required"] = sorted({*schema.get("required", []), "values"})
+    return schema
+
+
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _key_param(spec: Table) -> dict[str, Any]:
+    return {
+        "name": "key",
+        "in": "path",
+        "required": True,
+        "schema": key_schema(spec),
+        "description": f"The row's key ({spec.key}).",
+    }
+
+
+def _table_paths(base: str, table: str, spec: Table) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One table's staff paths and the schemas they name."""
+
+    def values(kind: Kind) -> dict[str, Any]:
+        return values_schema(table, spec, kind)
+
+    schemas = {
+        f"{table}.Create": _body_of(Values, values("create")),
+        f"{table}.Update": _body_of(Update, values("update")),
+        f"{table}.Move": _body_of(Move, values("update")),
+    }
+    rows = f"{base}/tables/{table}/rows"
+    limit = {"type": "integer", "minimum": 1, "maximum": PAGE_MAX, "default": PAGE_SIZE}
+    paths = {
+        rows: {
+            "get": {
+                "operationId": f"{table}.listRows",
+                "summary": f"A page of {table} by key.",
+                "parameters": [
+                    {"name": "limit", "in": "query", "schema": limit},
+                    {
+                        "name": "after",
+                        "in": "query",
+                        "schema": key_schema(spec),
+                        "description": "The `next` of the page before: a key of the table.",
+                    },
+                ],
+                "responses": _answers(200, "Page", [400, *_READ]),
+            },
+            "post": {
+                "operationId": f"{table}.createRow",
+                "summary": f"Create a row of {table}; it lands in the table's initial state.",
+                "requestBody": _body(f"{table}.Create"),
+                "responses": _answers(201, "WriteAnswer", _WRITE),
+            },
+        },
+        rows + "/{key}": {
+            "parameters": [_key_param(spec)],
+            "get": {
+                "operationId": f"{table}.readRow",
+                "summary": f"One row of {table}.",
+                "responses": _answers(200, "RowAnswer", _READ),
+            },
+            "patch": {
+                "operationId": f"{table}.updateRow",
+                "summary": f"Change a row of {table}.",
+                "requestBody": _body(f"{table}.Update"),
+                "responses": _answers(200, "WriteAnswer", _WRITE),
+            },
+        },
+    }
+    if spec.states is not None:
+        paths[rows + "/{key}/moves"] = {
+            "parameters": [_key_param(spec)],
+            "post": {
+                "operationId": f"{table}.moveRow",
+                "summary": f"Make a listed move of {table}.",
+                "requestBody": _body(f"{table}.Move"),
+                "responses": _answers(200, "WriteAnswer", _WRITE),
+            },
+        }
+    return paths, schemas
+
+
+def _public_paths(base: str, table: str, spec: Table) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A table's guest paths (when a code column opens its rows) and their schemas."""
+    lengths = sorted(
+        {c.rules.code.length for c in spec.columns if c.rules is not None and c.rules.code}
+    )
+    if not lengths:
+        return {}, {}
+    code = {
+        "name": "code",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string"},
+        "description": "The row's link code ("
+        + " or ".join(f"{n} characters" for n in lengths)
+        + ").",
+    }
+    row = f"{base}/{table}/{{code}}"
+    paths: dict[str, Any] = {
+        row: {
+            "parameters": [code],
+            "get": {
+                "operationId": f"{table}.readPublicRow",
+                "summary": f"The {table} row's public fields and the moves open to the guest.",
+                "security": [],
+                "responses": _answers(200, "PublicRow", [404], "PublicError"),
+            },
+        }
+    }
+    schemas: dict[str, Any] = {}
+    if spec.states is not None:
+        schemas[f"{table}.PublicMove"] = _body_of(PublicMove, values_schema(table, spec, "guest"))
+        paths[row + "/moves"] = {
+            "parameters": [code],
+            "post": {
+                "operationId": f"{table}.movePublicRow",
+                "summary": f"Make a move of {table} open to the public.",
+                "security": [],
+                "requestBody": _body(f"{table}.PublicMove"),
+                "responses": _answers(200, "PublicRow", _PUBLIC_WRITE, "PublicError"),
+            },
+        }
+    return paths, schemas
+
+
+def app_document(connection: str, app: str, tables: dict[str, Table]) -> dict[str, Any]:
+    """One app's document: a path per table, its values and keys as the server checks them."""
+    staff = f"/api/apps/{quote(connection, safe='')}/{quote(app, safe='')}"
+    public = f"/public/{quote(connection, safe='')}/{quote(app, safe='')}"
+    paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {
+        name: SCHEMAS[name]
+        for name in ("Row", "Error", "PublicError", "Page", "RowAnswer", "WriteAnswer", "PublicRow")
+    }
+    for table, spec in sorted(tables.items()):
+        for found_paths, found_schemas in (
+            _table_paths(staff, table, spec),
+            _public_paths(public, table, spec),
+        ):
+            paths.update(found_paths)
+            schemas.update(found_schemas)
+    about = (
+        f"The tables of the app {app} on the connection {connection}: each table's values, "
+        "keys and `after` as the server checks them, generated from the manifest's columns. "
+        "A column that references another table takes the key of a row that exists "
+        "(VALUE_REFUSED foreign-key otherwise). Errors are listed in docs/errors.md."
+    )
+    return _wrap(f"Adminium: {connection}/{app}", about, paths, schemas)
 
 
 @bp.get("/api/openapi.json")
 def show() -> Response:
     """Serve the OpenAPI document."""
     return jsonify(document())
+
+
+@bp.get("/api/apps/<connection>/<app>/openapi.json")
+def show_app(connection: str, app: str) -> Response:
+    """Serve an app's own document to a user holding a role in it."""
+    user = require_user()
+    found = lookup_app(connection, app)
+    if found is None:
+        raise NotFound(f"no app {echo(connection)}/{echo(app)}", {"connection": connection})
+    roles_in(user, found)
+    return jsonify(app_document(connection, app, app_store(found).app.tables))

@@ -96,7 +96,7 @@ def move_row(connection: str, app: str, table: str, code: str) -> Response:
         row[spec.key],
         code=(code_column, code),
         to=body.to,
-        values=values_in(spec, body.values),
+        values=values_in(table, spec, "guest", body.values),
         clock=clock,
         publisher=publisher(),
     )

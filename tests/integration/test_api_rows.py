@@ -255,8 +255,9 @@ def test_a_method_the_path_does_not_take_is_405(site: Site) -> None:
 
 def test_the_clock_config_must_be_aware(site: Site) -> None:
     site.clock.now = datetime(2026, 7, 10, 9, 0)
+    values = {"pickup_at": "2026-07-10T12:00:00+00:00"}
     with pytest.raises(ValueError, match="aware"):
-        site.client.post(rows_path("orders"), json={"values": {}}, **_as(site))
+        site.client.post(rows_path("orders"), json={"values": values}, **_as(site))
 
 
 def test_the_screens_session_hook_signs_in_without_a_token(site: Site) -> None:

@@ -274,7 +274,12 @@ def gone(screens_site: Site) -> str:
     [
         pytest.param("get", "/api/apps/gone/ghost/tables/orders/rows", None, id="list"),
         pytest.param("get", "/api/apps/gone/ghost/tables/orders/rows/1", None, id="read"),
-        pytest.param("post", "/api/apps/gone/ghost/tables/orders/rows", {}, id="create"),
+        pytest.param(
+            "post",
+            "/api/apps/gone/ghost/tables/orders/rows",
+            {"values": {"pickup_at": "2026-07-10T12:00:00+00:00"}},
+            id="create",
+        ),
         pytest.param("post", "/api/apps/gone/ghost/tables/orders/rows/1/moves", {"to": "x"}),
     ],
 )
