@@ -304,8 +304,9 @@ def _balance_statement(
         .cte("locked")
     )
     after = locked.c.balance + amount
-    low = sa.bindparam("b_low", type_=sa.Numeric)
-    high = sa.bindparam("b_high", type_=sa.Numeric)
+    # Cast, so a bound the ledger does not set (None) still has a type for PostgreSQL.
+    low = sa.cast(sa.bindparam("b_low", type_=sa.Numeric), sa.Numeric)
+    high = sa.cast(sa.bindparam("b_high", type_=sa.Numeric), sa.Numeric)
     changed = (
         sa.update(accounts)
         .where(

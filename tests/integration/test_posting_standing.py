@@ -9,6 +9,7 @@ is held until 21:00 in London on its pickup day (Friday 12 June 2026, BST: 20:00
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
@@ -86,3 +87,15 @@ def test_the_give_backs_first_statement_locks_the_posting_record_too(till: Till)
                     "UPDATE adminium.postings SET status = 'taken' WHERE row_key = %s",
                     (str(order),),
                 )
+
+
+def test_a_ledger_with_no_max_takes_and_gives_back(make_shop: Callable[..., Shop]) -> None:
+    # An unset bound reaches the balance statement as NULL: it must still have a type.
+    manifest = copy.deepcopy(TILL)
+    del manifest["ledgers"][0]["max"]
+    till = till_of(make_shop(manifest))
+    card = till.card("50")
+    order = till.place(SLOT, NOON, gift_card_id=card, card_paid=Decimal("20")).key
+    assert till.balance(card) == Decimal("30")
+    assert [g.record.key for g in till.sweep(HOLD_ENDS).given_back] == [str(order)]
+    assert till.balance(card) == Decimal("50")
