@@ -85,6 +85,9 @@ def test_an_email_shows_queued_then_sent_as_the_drain_delivers_it(
         expect(row).to_contain_text("ann@example.com", timeout=LIVE_MS)
         expect(row).to_contain_text(f"Order {key} cancelled")
         expect(row.locator(".badge")).to_have_text("queued")
+        # Plain words, the manifest's titles: the row, and which producer queued it.
+        expect(row.locator("td").first).to_have_text(f"Orders #{key}")
+        expect(row.locator("td").nth(1)).to_have_text("When Status becomes Cancelled")
 
         with smtp_server() as (url, inbox), screens_site.app.app_context():
             done = drain_connection(
@@ -97,6 +100,9 @@ def test_an_email_shows_queued_then_sent_as_the_drain_delivers_it(
         assert done.sent == [mail] and len(inbox.received) == 1
         expect(row.locator(".badge")).to_have_text("sent", timeout=LIVE_MS)
         expect(row).to_have_class("email sent")
+        # Sent reads as done (green), not as a grey nothing-happened.
+        sent = row.locator(".badge.sent").evaluate("b => getComputedStyle(b).backgroundColor")
+        assert sent == "rgb(221, 243, 227)", sent
         screenshot("outbox")
     finally:
         client.close()

@@ -220,6 +220,7 @@ def test_due_rows_say_what_is_true_of_a_stalled_clock_said_once(
     card = page.locator("#connection-venue")
     expect(card.locator(".badge.health")).to_have_text("stalled 6 h 51 min")
     expect(card.locator("h2 .badge")).to_have_count(1)
+    expect(card).to_contain_text("Timed moves stalled: last sweep 6 h 51 min ago.")
     assert "running" not in card.inner_text()
     screenshot("connection_stalled")
 

@@ -162,7 +162,7 @@ def test_wall_view_stays_live_and_highlights_a_card_where_it_lands(
         "cs => cs.map(c => c.getBoundingClientRect().right)"
     ):
         assert box <= 1920
-    screenshot("wall")
+    screenshot("wall_landed")
 
 
 @pytest.mark.parametrize(

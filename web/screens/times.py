@@ -72,6 +72,11 @@ def _span(delta: timedelta) -> str:
     return span_words(delta)
 
 
+def minutes_words(minutes: int | None) -> str:
+    """Whole minutes as a person says them: `5 min`, `6 h 51 min`."""
+    return span_words(timedelta(minutes=minutes or 0)) or "0 min"
+
+
 def day_wall(instant: datetime | None, now: datetime, zone: ZoneInfo) -> str:
     """A time on the venue's clock as a wall reads it: `12:30` on the venue's day of `now`,
     else with its day, `Sat 12:30`; a date alone reads `Sat 11 Jul`."""
@@ -148,5 +153,6 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(value, "value")
     app.add_template_filter(audit_value, "audit_value")
     app.add_template_filter(day_wall, "day_wall")
+    app.add_template_filter(minutes_words, "minutes_words")
     app.add_template_filter(due_words, "due_words")
     app.add_template_filter(set_aside_words, "set_aside_words")
