@@ -67,11 +67,15 @@ def refusal_details(error: AdminiumError) -> dict[str, Any]:
 
 
 def refused_by(details: Mapping[str, Any] | None) -> str | None:
-    """The linked row a refusal names, as words: "parts 3012"; None when it names none."""
-    effect = (details or {}).get("effect")
-    if not isinstance(effect, Mapping) or "table" not in effect:
-        return None
-    return f"{effect['table']} {effect.get('key')}"
+    """The linked row a refusal names, as words: "parts 3012" (an effect's row, or the
+    parent whose total the write changes, held elsewhere); None when it names none."""
+    found = details or {}
+    effect = found.get("effect")
+    if isinstance(effect, Mapping) and "table" in effect:
+        return f"{effect['table']} {effect.get('key')}"
+    if found.get("reason") == "total" and "table" in found:
+        return f"{found['table']} {found.get('key')}"
+    return None
 
 
 def refusal_words(message: str, details: Mapping[str, Any] | None) -> str:

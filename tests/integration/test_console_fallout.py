@@ -224,3 +224,45 @@ def test_outbox_list_and_send_show_each_email_and_its_answer(console: Console) -
     assert any("; dropped: orders" in x for x in listed.output.splitlines())
     missing = console.run("outbox", "list", console.name, "nosuch")
     assert missing.exit_code != 0 and "no app 'nosuch'" in missing.output
+
+
+def test_a_parent_whose_total_is_held_elsewhere_is_named_too(
+    make_database: Callable[[], str],
+) -> None:
+    # Each desk counts its placed orders: a cancel changes the count of a desk that is
+    # free (no effect moves it), so the desk is locked for its total alone.
+    manifest = mail_kitchen()
+    manifest["tables"]["desks"]["columns"].append(
+        {
+            "ref": "placed",
+            "type": "integer",
+            "rules": {
+                "total": {
+                    "table": "orders",
+                    "via": "desk_id",
+                    "count": True,
+                    "where": {"column": "status", "values": ["placed"]},
+                }
+            },
+        }
+    )
+    control, venue = make_database(), make_database()
+    upgrade_control_plane(control)
+    name = f"c-{uuid.uuid4().hex[:8]}"
+    with open_session(control) as session:
+        add_connection(session, name, venue, "Europe/London")
+        add_app(session, name, manifest, create_tables=True)
+        store = app_store(get_connection(session, name).apps[0])
+    console = Console(control, name, store)
+    console.insert("settings")
+    desk = console.insert("desks", status="free", placed=1)
+    order = console.order(DUE, desk_id=desk)
+    with store.engine.connect() as other:
+        other.execute(sa.text("SELECT 1 FROM kitchen.desks WHERE id = :k FOR UPDATE"), {"k": desk})
+        swept = console.run("sweep", name, "--now", NOW)
+        other.rollback()
+    assert (
+        f"next minute (held elsewhere) kitchen.orders {order} rule 1 at"
+        f" 2026-07-10T12:00:00+01:00: desks {desk} held by another writer"
+    ) in swept.output.splitlines()
+    store.engine.dispose()
