@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
@@ -544,3 +544,26 @@ def _hold_order(hold: DueHold) -> tuple[Any, ...]:
     """Longest-due first; ties in a stable order."""
     record = hold.record
     return (hold.moment, hold.store.app.name, record.table, record.key, record.posting)
+
+
+def as_rows_read(
+    conn: Connection, store: Store, records: Sequence[PostingRecord], tables: Tables
+) -> list[PostingRecord]:
+    """Held records with the heldUntil their row reads now (the kept one is a hint: the
+    row may have been re-dated by a writer that left the record as it was); a record
+    whose row is gone, or no longer held, keeps its own."""
+    by_table: dict[str, list[PostingRecord]] = {}
+    for record in records:
+        by_table.setdefault(record.table, []).append(record)
+    sources = {source.table: source for source in hold_sources(store)}
+    read: dict[tuple[str, str, int], PostingRecord] = {}
+    for table, held in by_table.items():
+        source = sources.get(table)
+        rows = _rows(conn, store, table, [r.key for r in held]) if source else {}
+        for record in held:
+            row = rows.get(record.key)
+            if source is not None and row is not None and is_held(store.spec(table), row):
+                until = _held_until(source, row, tables)
+                record = replace(record, held_until=until)
+            read[(record.table, record.key, record.posting)] = record
+    return [read[(r.table, r.key, r.posting)] for r in records]

@@ -10,8 +10,9 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
-from core.due import DueHolds, find_due_holds
+from core.due import DueHolds, as_rows_read, find_due_holds
 from core.holds import holding_tables
 from core.ledger_entries import (
     PostingRecord,
@@ -58,6 +59,7 @@ def row_postings(store: Store, table: str, key: str) -> list[RowPosting]:
         records = [found[number] for number in sorted(found)]
         if not records:
             return []
+        records = _as_rows_read(conn, store, records)
         entries = conn.execute(
             sa.select(ledger_entries)
             .where(
@@ -97,6 +99,7 @@ def waiting_holds(stores: Sequence[Store], limit: int = WAITING_LIMIT) -> list[W
         with store.engine.connect() as conn:
             # Every hold with a moment: those due at the end of time are all of them.
             records = due_holds(conn, store.app.name, NEVER, limit)
+            records = _as_rows_read(conn, store, records)
             asides = read_set_aside(conn, [store.app.name]) if records else {}
         for record in records:
             aside = asides.get(
@@ -107,8 +110,18 @@ def waiting_holds(stores: Sequence[Store], limit: int = WAITING_LIMIT) -> list[W
     return found[:limit]
 
 
-DUE_HOLDS_LIMIT = 10_000
-"""How many due holds a count of what the clock will give back reads at most."""
+def _as_rows_read(
+    conn: Connection, store: Store, records: list[PostingRecord]
+) -> list[PostingRecord]:
+    """The held records with the heldUntil their row reads now (core.due.as_rows_read)."""
+    held = [r for r in records if r.status is PostingStatus.held]
+    if not held:
+        return records
+    read = {
+        (r.table, r.key, r.posting): r
+        for r in as_rows_read(conn, store, held, store.read_clock_tables(conn))
+    }
+    return [read.get((r.table, r.key, r.posting), r) for r in records]
 
 
 def holds_due(stores: Sequence[Store], *, by: datetime, now: datetime, limit: int) -> DueHolds:

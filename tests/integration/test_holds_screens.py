@@ -131,3 +131,23 @@ def test_a_give_back_the_cap_refused_is_set_aside_with_its_fixes(
     # Moving the row out of the held states takes the payment for good: nothing set aside.
     change_row(till, WriteRequest("orders", STAFF, HOLD_ENDS, key=key, move_to="confirmed"))
     assert item not in page(client, "/connections/venue/set-aside")
+
+
+def test_a_hold_re_dated_by_plain_sql_shows_its_rows_own_moment(
+    screens_site: Site, till: Store, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    client = signed_in("admin")
+    key = order(till, card(till, "50"), "20")
+    # The venue's own software moves the pickup to Thursday: held until 21:00 BST then.
+    with till.engine.begin() as conn:
+        conn.execute(
+            sa.update(till.table("orders"))
+            .where(till.table("orders").c.id == key)
+            .values(pickup_at=at("2026-06-11 12:00"))
+        )
+    screens_site.clock.now = at("2026-06-11 19:00")
+    thursday = '<time datetime="2026-06-11T20:00:00+00:00">Thu 11 Jun 2026 21:00</time>'
+    assert f"held until {thursday} (in 1 h)" in page(client, row_url(key))
+    pending = page(client, "/connections/venue/pending")
+    item = pending[pending.index(f'id="hold-orders-{key}-1"') :]
+    assert item[: item.index("</li>")].count("2026-06-11T20:00:00+00:00") == 1, item[:600]
