@@ -49,7 +49,9 @@ async function measureClock(url) {
 }
 
 function serverNow() {
-  return new Date(Date.now() + (clockOffset === null ? 0 : clockOffset));
+  const clock = document.querySelector("time.venue-clock");
+  const rendered = clock && clock.dataset.offset ? Number(clock.dataset.offset) : 0;
+  return new Date(Date.now() + (clockOffset === null ? rendered : clockOffset));
 }
 
 function tickClocks() {
@@ -74,6 +76,17 @@ function startClocks() {
   const wait = () => 1000 - (serverNow().getTime() % 1000);
   const tick = () => { tickClocks(); setTimeout(tick, wait()); };
   setTimeout(tick, wait());
+  // The lists whose words count minutes ("in 5 min", soon, overdue) are fetched again as
+  // the server's minute turns (a moment after it, the sweep of that minute having had its
+  // turn), so they change with the clock, not a minute after the page happened to load.
+  const minuteWait = () => 60000 - (serverNow().getTime() % 60000) + 1500;
+  const minute = () => {
+    document.querySelectorAll("[data-clock-refetch]").forEach((list) => {
+      htmx.trigger(list, "adminium:minute");
+    });
+    setTimeout(minute, minuteWait());
+  };
+  setTimeout(minute, minuteWait());
 }
 if (document.readyState === "loading") {
   document.addEventListener("DOMContentLoaded", startClocks);
@@ -212,6 +225,16 @@ new MutationObserver((records) => {
 document.addEventListener("submit", (event) => {
   const toast = event.target.closest(".toast");
   if (toast) { setTimeout(() => toast.remove(), 0); }
+});
+
+// A push never draws over an item whose own request is still out (htmx marks the form
+// `htmx-request`): the answer, read after the same commit, draws it, with what it said.
+// Else the answer would land in the item the push had just replaced, out of the page.
+document.addEventListener("htmx:oobBeforeSwap", (event) => {
+  const target = event.detail.target;
+  if (target && target.querySelector && target.querySelector(".htmx-request")) {
+    event.detail.shouldSwap = false;
+  }
 });
 
 // A status said inside an item ("Saved: …") stays when a push draws the item again.
