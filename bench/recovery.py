@@ -14,6 +14,14 @@ object per line (not part of `make test`; each measure waits for real minutes).
   LIVE_WATCH_SECONDS, 15 s, more: printed as `screens_by`), goal <= 90 s; and the seconds
   from the kill (issue 21 measured 153-162 s).
 
+- frozen: two Procfile workers; the one holding the connection's fence (its lease names
+  `worker host:pid`) is frozen (SIGSTOP) mid-sweep with rows still due; the seconds from
+  the freeze to the next row moved by the other worker (its next minute's sweep, once the
+  frozen one's lease ran out, LEASE 10 s), whether every row moved once once it is woken
+  (double, lost). Baseline in the same run: a minute's start to its first move with no
+  worker frozen. Before the lease (issue 21's trial): nothing moved until the frozen worker
+  woke, 3.6 min; `bench/fence.py` measures both fences side by side at a 1 s cadence.
+
 To add a measure: write `def measure_<name>(args) -> None` that emits its lines (with a
 `measure` key) and add it to MEASURES; `System` starts what a measure needs.
 
@@ -241,9 +249,68 @@ def measure_stalled(args: argparse.Namespace) -> None:
         )
 
 
+FROZEN_ROWS = 600
+"""Orders due for the frozen-worker measure: more than a sweep moves in its first seconds."""
+
+
+def measure_frozen(args: argparse.Namespace) -> None:
+    """The worker holding the fence frozen mid-sweep: when the other worker takes over."""
+    with ExitStack() as stack:
+        system = System(stack, args.server)
+        env = {"DATABASE_URL": system.control, "REDIS_URL": system.redis.url}
+        other = start_procfile_process("worker", env, system.folder / "worker-2.log")
+        stack.callback(stop_process, other)
+        workers = {p.pid: p for p in (system.processes["worker"], other)}
+        # Baseline: a minute with no worker frozen, its start to its first move.
+        boundary = next_boundary(5)
+        system.due_orders(boundary - timedelta(seconds=1), 1)
+        sleep_until(boundary)
+        started = time.monotonic()
+        first = wait("the baseline minute's move", lambda: system.moved() >= 1, 90)
+        emit(measure="frozen", case="baseline: a minute's start to its first move",
+             seconds=round(first - started, 2))  # fmt: skip
+        # Each move takes a nap, so the sweep is long enough to be caught holding the fence.
+        system.sql(
+            "CREATE FUNCTION nap() RETURNS trigger LANGUAGE plpgsql AS $$"
+            " BEGIN PERFORM pg_sleep(0.02); RETURN NEW; END $$"
+        )
+        system.sql("CREATE TRIGGER nap BEFORE UPDATE ON orders FOR EACH ROW EXECUTE FUNCTION nap()")
+        system.due_orders(now() - timedelta(seconds=1), FROZEN_ROWS)
+
+        def holder() -> int | None:
+            rows = system.sql(
+                "SELECT holder FROM adminium.fences WHERE connection = %s"
+                " AND until > clock_timestamp()",
+                (CONNECTION,),
+            )
+            pid = int(str(rows[0][0]).rsplit(":", 1)[1]) if rows else None
+            return pid if pid in workers and system.moved() > 11 else None
+
+        wait("a sweep holding the fence, moving", lambda: holder() is not None, 150, 0.02)
+        frozen = workers[holder() or 0]
+        frozen.send_signal(signal.SIGSTOP)
+        frozen_at, before, second = time.monotonic(), system.moved(), now().second
+        try:
+            taken = wait("another worker moved a row", lambda: system.moved() > before + 1, 300)
+        finally:
+            frozen.send_signal(signal.SIGCONT)
+        wait("every row moved", lambda: system.moved() == FROZEN_ROWS + 1, 300)
+        counts = system.audited()
+        emit(
+            measure="frozen",
+            case="the worker holding the fence SIGSTOPped mid-sweep",
+            seconds=round(taken - frozen_at, 2),
+            frozen_at_second=second,
+            moved=len(counts),
+            double=sum(1 for c in counts if c > 1),
+            lost=FROZEN_ROWS + 1 - len(counts),
+        )
+
+
 MEASURES: dict[str, Callable[[argparse.Namespace], None]] = {
     "redis": measure_redis,
     "stalled": measure_stalled,
+    "frozen": measure_frozen,
 }
 
 
