@@ -176,7 +176,8 @@ HTTP_CODES = {
 URL_MAX = 4096
 """The longest URL (path and query, as sent) answered (config URL_MAX); a longer one is
 414 REQUEST_TOO_LARGE. The Procfile's gunicorn lets request lines up to its own cap (8190
-bytes) through, so the API answers its own JSON for them."""
+bytes) through, so the API answers its own JSON for them; past the cap the Procfile's
+worker class (adminium/web_worker.py) answers the same."""
 
 
 def _url_sent() -> str:
