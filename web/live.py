@@ -77,7 +77,7 @@ WATCH_SECONDS = 15.0
 COALESCE_SECONDS = 0.25
 """The longest the events of a burst wait to go out together (config LIVE_COALESCE_SECONDS):
 each open screen gets one message per interval carrying every change since the last."""
-QUIET_SECONDS = 0.02
+QUIET_SECONDS = 0.05
 """A pause this long between events ends a burst: a lone event goes out at once."""
 _CLOSE = object()
 _SIGNED_OUT = object()
