@@ -277,6 +277,7 @@ class Store:
         self.metadata = _shared_metadata(app.model_dump_json(by_alias=True))
         # What each write's rules read besides the row, worked out once per rule.
         self.reads = ReadsCache()
+        self._clock_tables: frozenset[str] | None = None
 
     def on_engine(self, engine: Engine) -> Store:
         """The same app, zone and tables on another engine (its tables and what its rules
@@ -330,10 +331,13 @@ class Store:
         return {name: self.read_rows(conn, name) for name in sorted(wanted)}
 
     def clock_tables(self) -> set[str]:
-        """The tables the app's moments, conditions and stamps read as settings or hours."""
-        found: set[str] = set()
-        _collect_tables(self.app, found)
-        return found & set(self.app.tables)
+        """The tables the app's moments, conditions and stamps read as settings or hours
+        (worked out once per store: a sweep asks every minute)."""
+        if self._clock_tables is None:
+            found: set[str] = set()
+            _collect_tables(self.app, found)
+            self._clock_tables = frozenset(found & set(self.app.tables))
+        return set(self._clock_tables)
 
     def linked_rows(
         self, conn: Connection, name: str, row: Mapping[str, Any], vias: Iterable[str]
