@@ -36,7 +36,32 @@ def answers(port: int) -> bool:
 @contextmanager
 def procfile_web(config: Mapping[str, Any]) -> Iterator[int]:
     """The Procfile's web line on a site's databases; its port."""
-    port = free_port()
+    with procfile_webs(config, 1) as ports:
+        yield ports[0]
+
+
+@contextmanager
+def procfile_webs(config: Mapping[str, Any], count: int) -> Iterator[list[int]]:
+    """`count` web processes of the Procfile's line on a site's databases, started
+    together; their ports."""
+    ports = [free_port() for _ in range(count)]
+    processes = [_start(config, port) for port in ports]
+    try:
+        for port in ports:
+            wait_for("the web answers", lambda port=port: answers(port), 30)
+        yield ports
+    finally:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGQUIT)  # gunicorn: stop now
+        for process in processes:
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(5)
+
+
+def _start(config: Mapping[str, Any], port: int) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "DATABASE_URL": config["DATABASE_URL"],
@@ -45,7 +70,7 @@ def procfile_web(config: Mapping[str, Any]) -> Iterator[int]:
         "PORT": str(port),
         "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
     }
-    process = subprocess.Popen(
+    return subprocess.Popen(
         ["/bin/sh", "-c", read_procfile(ROOT / "Procfile")["web"]],
         cwd=ROOT,
         env=env,
@@ -53,13 +78,3 @@ def procfile_web(config: Mapping[str, Any]) -> Iterator[int]:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    try:
-        wait_for("the web answers", lambda: answers(port), 30)
-        yield port
-    finally:
-        os.killpg(process.pid, signal.SIGQUIT)  # gunicorn: stop now
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(5)

@@ -15,7 +15,7 @@ from adminium.cli import main
 from services.models import db
 from services.users import add_user
 from tests.integration.api_fixtures import Site
-from tests.integration.procfile_web import procfile_web
+from tests.integration.procfile_web import procfile_webs
 from tests.integration.screens_fixtures import PASSWORD, sign_in
 from web.live import SIGNED_OUT, SIGNED_OUT_MESSAGE
 
@@ -36,7 +36,7 @@ CHANGES: dict[str, tuple[list[str], str | None]] = {
 @pytest.fixture(scope="module")
 def webs(screens_site: Site) -> Iterator[tuple[int, int]]:
     """Two web processes of the Procfile's line on the same site: their ports."""
-    with procfile_web(screens_site.app.config) as one, procfile_web(screens_site.app.config) as two:
+    with procfile_webs(screens_site.app.config, 2) as (one, two):
         yield one, two
 
 
