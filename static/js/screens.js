@@ -45,6 +45,7 @@ async function measureClock(url) {
       clock.dataset.trip = String(Math.round(best.trip));
     });
     tickClocks();
+    scheduleMinute(); // on the server's minute, now that it is known
   }
 }
 
@@ -79,14 +80,19 @@ function startClocks() {
   // The lists whose words count minutes ("in 5 min", soon, overdue) are fetched again as
   // the server's minute turns (a moment after it, the sweep of that minute having had its
   // turn), so they change with the clock, not a minute after the page happened to load.
-  const minuteWait = () => 60000 - (serverNow().getTime() % 60000) + 1500;
-  const minute = () => {
+  scheduleMinute();
+}
+
+let minuteTimer = null;
+function scheduleMinute() {
+  clearTimeout(minuteTimer);
+  const wait = 60000 - (serverNow().getTime() % 60000) + 1500;
+  minuteTimer = setTimeout(() => {
     document.querySelectorAll("[data-clock-refetch]").forEach((list) => {
       htmx.trigger(list, "adminium:minute");
     });
-    setTimeout(minute, minuteWait());
-  };
-  setTimeout(minute, minuteWait());
+    scheduleMinute();
+  }, wait);
 }
 if (document.readyState === "loading") {
   document.addEventListener("DOMContentLoaded", startClocks);

@@ -11,7 +11,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -165,9 +165,14 @@ def test_wall_cards_shrink_only_when_a_column_holds_more_than_fits(
 def test_wall_clock_is_set_by_the_server_with_the_round_trip(
     page: Page, base: str, screens_site: Site
 ) -> None:
-    # The web's clock runs (as a real one does) 3 h ahead of this machine's; the page loads
-    # slowly (its script 1.5 s late), which a clock set at render or load time would lag.
-    ahead = timedelta(hours=3)
+    # The web's clock runs (as a real one does), set to read Fri 10 July 19:58:53 UTC now,
+    # whatever this machine's clock says; the page loads slowly (its script 1.5 s late),
+    # which a clock set at render or load time would lag. Friday's order closes at 21:00
+    # BST = 20:00 UTC: "in 1 min" until 19:59:00, then under a minute ("now").
+    ahead = at("2026-07-10 19:58:53") - datetime.now(UTC)
+    screens_site.clock.now = at("2026-07-10 19:58:53")
+    record_sweep(screens_site, minutes_ago=0)  # the clock keeps time
+    key = add_order(screens_site, at("2026-07-10 18:00"), items="1 × tart")
     screens_site.app.config["CLOCK"] = lambda: datetime.now(UTC) + ahead
     try:
 
@@ -187,6 +192,8 @@ def test_wall_clock_is_set_by_the_server_with_the_round_trip(
             server = (datetime.now(UTC) + ahead).timestamp() * 1000
             assert abs(server - shown) < 500, f"the wall's clock is {server - shown:.0f} ms off"
             page.wait_for_timeout(300)
+        # The card's time left changes as the server's minute turns, not a minute after load.
+        expect(page.locator(f"#row-orders-{key} .relative")).to_have_text("now", timeout=8_000)
     finally:
         screens_site.app.config["CLOCK"] = screens_site.clock
 
@@ -210,6 +217,8 @@ def test_due_rows_say_what_is_true_of_a_stalled_clock_said_once(
     expect(state.locator(".clock-state")).to_have_text(" · clock stalled 6 h 51 min")
     colour = state.evaluate("s => getComputedStyle(s, '::before').color")
     assert colour == "rgb(255, 138, 128)", colour
+    board = page  # stays open on the board, live
+    page = board.context.new_page()
     page.goto(f"{base}/connections/venue/pending")
     row = page.locator(f"#pending-orders-{key}")
     expect(row.locator(".time-left")).to_have_text(words)
@@ -224,13 +233,16 @@ def test_due_rows_say_what_is_true_of_a_stalled_clock_said_once(
     assert "running" not in card.inner_text()
     screenshot("connection_stalled")
 
-    # The clock back: the same row moves at the next minute, the header and card say so.
+    # The clock back: the open board's header says so, and its card, fetched again as the
+    # state changed (no reload), that the row moves at the next minute.
     record_sweep(screens_site, minutes_ago=0)
-    page.goto(f"{base}/apps/venue/venue/orders")
-    expect(page.locator(f"#row-orders-{key} .relative")).to_have_text(
-        "due 16 h ago: moves at the next minute"
+    expect(board.locator("header.top .clock-state")).to_have_text(
+        " · clock running", timeout=2 * LIVE_MS
     )
-    expect(page.locator("header.top .clock-state")).to_have_text(" · clock running")
+    expect(board.locator(f"#row-orders-{key} .relative")).to_have_text(
+        "due 16 h ago: moves at the next minute", timeout=2 * LIVE_MS
+    )
+    page.close()
 
 
 def test_redis_unreachable_is_the_connections_one_state(

@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 from flask import Flask
 
 from core.moment_words import aside_words, overdue_words, span_words
+from web.screens.labels import state_label
 
 VERBS = {
     "cancelled": "cancels",
@@ -110,9 +111,10 @@ def urgency(instant: datetime, now: datetime) -> str:
     return "soon" if instant - now <= SOON else "later"
 
 
-def verb(to: str) -> str:
-    """A timed move's verb on a card: `cancels`, else `moves to <state>`."""
-    return VERBS.get(to, f"moves to {to}")
+def verb(to: str, spec: object = None) -> str:
+    """A timed move's verb on a card: `cancels`, else `moves to <state>` by its label
+    (`moves to No show`; the table's `states.titles` where given)."""
+    return VERBS.get(to, f"moves to {state_label(to, spec)}")
 
 
 def value(raw: object, zone: ZoneInfo) -> str:
