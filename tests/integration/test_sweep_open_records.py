@@ -9,18 +9,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
-from flask.testing import FlaskClient
 
 from core.sweep import SweepOutcome
 from core.sweep_health import read_health
-from core.sweep_records import open_sweep
-from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import SHOP, Shop
 
@@ -94,27 +89,3 @@ def test_a_killed_sweep_is_closed_by_the_next_one_with_its_moves_counted(shop: S
     with shop.engine.connect() as conn:
         health = read_health(conn, "shop", following + timedelta(seconds=5))
     assert health.moved_last_hour == len(keys) == sum(shop.audit_counts().values())
-
-
-def test_the_card_says_a_sweep_that_never_ended_stopped_and_counts_its_moves(
-    screens_site: Site, signed_in: Callable[[str], FlaskClient]
-) -> None:
-    # The site's clock reads 09:00; a sweep started at 08:58:30, moved two rows, and its
-    # worker went away (its record is still running).
-    started = screens_site.clock.now - timedelta(seconds=90)
-    with screens_site.store().engine.begin() as conn:
-        conn.execute(sa.text("DELETE FROM adminium.sweeps WHERE connection = 'venue'"))
-        open_sweep(conn, "venue", started)
-        for key in ("9001", "9002"):
-            conn.execute(
-                sa.text(
-                    "INSERT INTO adminium.audit (at, actor, actor_kind, app, table_name,"
-                    " row_key, move_from, move_to) VALUES (:at, 'Timed move', 'clock',"
-                    " 'venue', 'orders', :key, 'placed', 'cancelled')"
-                ),
-                {"at": started, "key": key},
-            )
-    page = signed_in("manager").get("/connections").text
-    card = page[page.index('id="connection-venue"') :]
-    assert "stopped: the worker went away," in card
-    assert '<dd class="moved-hour">2</dd>' in card
