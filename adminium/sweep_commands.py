@@ -103,10 +103,15 @@ def _queued_for(report: SweepReport, now: datetime, clock: datetime) -> str | No
     " that instant and queues their emails and webhook deliveries for it: they go only when"
     " that time really comes.",
 )
-@click.option("--dry-run", is_flag=True, help="Move nothing: show what would move.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Move and give back nothing: show what would move and which holds would go back.",
+)
 def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
-    """Run one sweep of CONNECTION now, inline; print what it moved, set aside, and how many
-    rows are still due (times on the venue's clock); with it, how many linked rows the
+    """Run one sweep of CONNECTION now, inline; print what it moved and gave back, set
+    aside, and how many timed moves and give-backs are still due (times on the venue's
+    clock); with it, how many linked rows the
     moves' effects moved and how many reminders it queued."""
     now = parse_now(now_text) or datetime.now(UTC)
     with control_plane() as session, redis_publisher() as publisher:
