@@ -143,6 +143,14 @@ def test_wall_at_1080p_is_a_kitchen_display(
     assert box["bottom"] > 1000 and box["bottom"] <= 1080
     card_box = card.evaluate("c => c.getBoundingClientRect().toJSON()")
     assert card_box["width"] > 340  # a fifth of the screen, less the gaps
+    # The pending screen says the same of the row set aside and of the overdue one.
+    page.goto(f"{base}/connections/venue/pending")
+    expect(page.locator(f"#pending-orders-{aside} .time-left")).to_contain_text(
+        "set aside until 21:30: the database refused"
+    )
+    expect(page.locator(f"#pending-orders-{overdue} .time-left")).to_have_text(
+        "due 23 h 55 min ago: moves at the next minute"
+    )
 
 
 def test_wall_cards_shrink_only_when_a_column_holds_more_than_fits(
