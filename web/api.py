@@ -18,11 +18,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 
 from core.actors import Actor
-from core.errors import echo
+from core.errors import AdminiumError, echo
 from core.json_rows import jsonable, row_json
 from core.manifest.model import Table
 from core.store import Store
-from core.values import text_fault
+from core.values import checked_value, text_fault
 from core.writes import WriteResult
 from services.apps import app_store
 from services.models import App, Connection, db
@@ -64,7 +64,13 @@ def parse_key(spec: Table, raw: str) -> Any:
         return _numeric_key(raw)
     if column.type in ("text", "enum"):
         return raw if text_fault(raw) is None else None
-    return None
+    if column.type == "boolean":
+        return {"true": True, "false": False}.get(raw)
+    # A date or a time, read as a value of its column is (core.values), else no row's.
+    try:
+        return checked_value(column.ref, column.type, raw)
+    except AdminiumError:
+        return None
 
 
 def _numeric_key(raw: str) -> Decimal | None:

@@ -5,6 +5,7 @@ the models the server checks with)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -13,9 +14,12 @@ import pytest
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_openapi
 
+from core.manifest.model import Table
 from tests.integration.api_fixtures import Site, rows_path
 from tests.integration.pipeline_fixtures import at
 from web import create_app
+from web.api import parse_key
+from web.api_models import key_schema
 from web.openapi import app_document, document
 
 pytestmark = pytest.mark.integration
@@ -254,3 +258,30 @@ def test_the_document_and_the_server_agree_on_after(site: Site, after: str, kept
     assert Draft202012Validator(schema).is_valid(value) is kept
     answer = site.client.get(rows_path("orders") + f"?after={after}", headers=site.headers("staff"))
     assert (answer.status_code == 200) is kept, answer.json
+
+
+KEYS: dict[str, list[tuple[str, bool]]] = {
+    "integer": [("7", True), ("-7", True), (str(2**31), False), ("7.5", False), ("x", False)],
+    "text": [("tk-1", True), ("a\x00b", False)],
+    "date": [("2026-07-10", True), ("2026-07-10T12:00:00Z", False), ("10/07/2026", False)],
+    "timestamptz": [("2026-07-10T12:00:00Z", True), ("2026-07-10T12:00:00", False)],
+    "boolean": [("true", True), ("false", True), ("1", False)],
+}
+"""Keys as a URL carries them, for a table keyed by each type; whether a row could have it."""
+
+
+@pytest.mark.parametrize(
+    ("kind", "raw", "kept"), [(k, raw, kept) for k, found in KEYS.items() for raw, kept in found]
+)
+def test_the_document_and_the_server_agree_on_a_key(kind: str, raw: str, kept: bool) -> None:
+    spec = Table.model_validate({"key": "k", "columns": [{"ref": "k", "type": kind}]})
+    schema = Draft202012Validator(
+        key_schema(spec), format_checker=Draft202012Validator.FORMAT_CHECKER
+    )
+    # A URL carries a whole number or true/false as its JSON text, anything else as text.
+    try:
+        value: Any = json.loads(raw) if kind in ("integer", "boolean") else raw
+    except ValueError:
+        value = raw
+    assert schema.is_valid(value) is kept
+    assert (parse_key(spec, raw) is not None) is kept
