@@ -238,8 +238,10 @@ def test_due_rows_say_what_is_true_of_a_stalled_clock_said_once(
     expect(card.locator(".badge.health")).to_have_text("stalled 6 h 51 min")
     expect(card.locator("h2 .badge")).to_have_count(1)
     expect(card).to_contain_text("Timed moves stalled: last sweep 6 h 51 min ago.")
+    # The header of the list of connections says the worst clock among them.
+    expect(page.locator("header.top .clock-state")).to_have_text(" · clock stalled 6 h 51 min")
     assert "running" not in card.inner_text()
-    screenshot("connection_stalled")
+    screenshot("board_stalled")  # the board, its header and card words while stalled
 
     # The clock back: the open board's header says so, and its card, fetched again as the
     # state changed (no reload), that the row moves at the next minute.

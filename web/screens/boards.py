@@ -11,7 +11,7 @@ from services.apps import app_store
 from services.models import App, Connection
 from web.context import clock
 from web.errors import NotFound
-from web.screens.access import is_htmx, screen_app, screen_blueprint
+from web.screens.access import all_connections, is_htmx, require_user, screen_app, screen_blueprint
 from web.screens.clock_health import ClockState, clock_state
 from web.screens.reading import read_board
 
@@ -74,6 +74,18 @@ def show_columns(connection: str, name: str, table: str) -> str:
 def clock_state_of(connection: Connection) -> ClockState:
     """A connection's one clock state (the header's and the wall's words)."""
     return clock_state(connection)
+
+
+SEVERITY = {"running": 0, "paused": 1, "stalled": 2, "redis": 3}
+"""Which clock state the header of a screen of many connections says: the worst."""
+
+
+@bp.app_template_global()
+def worst_clock_state() -> tuple[Connection, ClockState] | None:
+    """The connection, of those the signed-in user sees, whose clock is worst off, and its
+    state (what the header of /connections says); None when the user sees none."""
+    states = [(c, clock_state(c)) for c, _ in all_connections(require_user())]
+    return max(states, key=lambda found: SEVERITY.get(found[1].kind, 0), default=None)
 
 
 @bp.get("/clock")
