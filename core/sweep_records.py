@@ -94,21 +94,20 @@ def moves_since_start(record: sa.FromClause | sa.Table = sweeps) -> sa.ScalarSel
     )
 
 
-def close_gone(conn: Connection, connection: str) -> int:
-    """Close the connection's records still running: their sweeps went away (the caller
-    holds the fence). Stopped, "the worker went away", their moves counted; how many."""
-    found = conn.execute(
+def close_gone(connection: str) -> sa.Update:
+    """The statement closing the connection's records still running: their sweeps went
+    away (the caller holds the fence). Stopped, "the worker went away", moves counted."""
+    return (
         sa.update(sweeps)
         .where(sweeps.c.connection == connection, sweeps.c.outcome == RUNNING)
         .values(outcome=STOPPED, error=WENT_AWAY, moved=moves_since_start())
     )
-    return int(found.rowcount or 0)
 
 
 def open_sweep(conn: Connection, connection: str, at: datetime) -> int:
     """Record a sweep's minute as it starts (running, nothing counted yet); its id. The
-    connection's records of sweeps that went away are closed first."""
-    close_gone(conn, connection)
+    connection's records of sweeps that went away are closed in the same statement."""
+    gone = close_gone(connection).returning(sweeps.c.id).cte("gone")
     last = sa.select(sa.func.coalesce(sa.func.max(audit.c.id), 0)).scalar_subquery()
     values = {
         "connection": connection,
@@ -123,7 +122,9 @@ def open_sweep(conn: Connection, connection: str, at: datetime) -> int:
         "took_ms": 0.0,
         "audit_from": last,
     }
-    return int(conn.execute(sa.insert(sweeps).values(values).returning(sweeps.c.id)).scalar_one())
+    # PostgreSQL runs a data-modifying WITH whether or not the statement reads it.
+    opened = sa.insert(sweeps).values(values).returning(sweeps.c.id).add_cte(gone)
+    return int(conn.execute(opened).scalar_one())
 
 
 def close_sweep(conn: Connection, record_id: int, values: Mapping[str, Any]) -> None:
