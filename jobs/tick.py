@@ -64,14 +64,18 @@ def enqueue_minute(queue: Queue, names: Sequence[str], minute: datetime, now: da
             (now - minute).total_seconds(),
             len(names),
         )
-    # Those with something due in this minute first (their hints), each part in fair order.
-    order = due_first(client, fair_order(client, names), minute)
-    with client.pipeline() as pipe:
-        queue.enqueue_many([sweep_data(name, minute, ttl) for name in order], pipeline=pipe)
-        if not late:
-            mark_waiting(pipe, order, minute)
-        pipe.execute()
-    return len(order)
+    # Those with something due in this minute first (their hints), each part in fair order;
+    # the first part in a pipeline of its own, so workers start on it while the rest go in.
+    due, rest = due_first(client, fair_order(client, names), minute)
+    for part in (due, rest):
+        if not part:
+            continue
+        with client.pipeline() as pipe:
+            queue.enqueue_many([sweep_data(name, minute, ttl) for name in part], pipeline=pipe)
+            if not late:
+                mark_waiting(pipe, part, minute)
+            pipe.execute()
+    return len(due) + len(rest)
 
 
 def enqueue_sweeps() -> int:

@@ -57,15 +57,15 @@ def hint_writes(
         log.warning("due hint of connection %s not kept: %s", store.connection, error)
 
 
-def due_first(client: redis.Redis, names: Sequence[str], minute: datetime) -> list[str]:
-    """The connections with a hint before the end of `minute` first, then the rest, each
-    group in the order given."""
+def due_first(
+    client: redis.Redis, names: Sequence[str], minute: datetime
+) -> tuple[list[str], list[str]]:
+    """The connections with a hint before the end of `minute`, and the rest, each in the
+    order given."""
     if not names:
-        return []
+        return [], []
     end = (minute + timedelta(minutes=1)).timestamp()
     hints = client.zmscore(HINTS, list(names))
     due = [n for n, h in zip(names, hints, strict=True) if h is not None and h < end]
-    if not due:
-        return list(names)
     first = set(due)
-    return due + [n for n in names if n not in first]
+    return due, [n for n in names if n not in first]
