@@ -210,3 +210,16 @@ def test_the_sign_in_page_names_the_demo_account_while_it_signs_in(
     page.get_by_label("Password").fill(DEMO_PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     expect(page).to_have_title("Connections · Adminium")
+
+
+def test_pause_and_resume_answer_with_a_toast(page: Page, base: str) -> None:
+    sign_in(page, base, "admin@venue.test")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Pause").click()
+    expect(page.locator("#toasts .toast").last).to_have_text(
+        "venue paused by you: no timed move is made on its apps until it is resumed."
+    )
+    page.get_by_role("button", name="Resume").click()
+    expect(page.locator("#toasts .toast").last).to_have_text(
+        "venue resumed by you: every row already due moves at the next sweep."
+    )

@@ -29,6 +29,7 @@ from web.screens.access import (
 )
 from web.screens.clock_health import ClockFigures, clock_figures
 from web.screens.samples import removable_apps
+from web.screens.writing import Answer, toast
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +122,13 @@ def _pause(name: str, paused: bool) -> str:
             {"connection": name},
         )
     set_paused(db.session, name, paused, publisher())
-    return render_template("screens/_connection.html", view=connection_card(name), now=clock())
+    words = (
+        f"{name} paused by you: no timed move is made on its apps until it is resumed."
+        if paused
+        else f"{name} resumed by you: every row already due moves at the next sweep."
+    )
+    card = render_template("screens/_connection.html", view=connection_card(name), now=clock())
+    return card + toast(Answer(words))
 
 
 @bp.post("/connections/<name>/pause")

@@ -22,6 +22,7 @@ from web.context import clock, publisher
 from web.errors import Forbidden
 from web.screens.access import require_user, screen_app, screen_blueprint
 from web.screens.labels import table_label
+from web.screens.writing import Answer, toast
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,7 @@ def remove_sample_data(name: str, app_name: str) -> str:
         return render_template(
             "screens/_sample_removed.html", app=app, refused=first_line(error), removed={}
         )
-    return render_template(
-        "screens/_sample_removed.html", app=app, removed=removed, total=sum(removed.values())
-    )
+    total = sum(removed.values())
+    answer = render_template("screens/_sample_removed.html", app=app, removed=removed, total=total)
+    rows = "row" if total == 1 else "rows"
+    return answer + toast(Answer(f"Sample data of {app.name} removed by you: {total} {rows}."))
