@@ -25,6 +25,8 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -86,6 +88,23 @@ _LET_GO = sa.text(
 )
 
 
+@contextmanager
+def _alone(conn: Connection) -> Iterator[None]:
+    """Each statement in it commits by itself (autocommit: one round trip, no BEGIN or
+    COMMIT of its own); `conn`, outside any transaction, is as it was after."""
+    conn.execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        yield
+    except BaseException:
+        # A session gone cannot be set back: the error raised is the one to tell.
+        with suppress(sa.exc.SQLAlchemyError):
+            conn.rollback()
+            conn.execution_options(isolation_level=conn.default_isolation_level)
+        raise
+    conn.commit()  # ends SQLAlchemy's autobegun transaction: nothing is sent
+    conn.execution_options(isolation_level=conn.default_isolation_level)
+
+
 def worker_name() -> str:
     """This process as a fence names its holder: `worker <host>:<pid>`."""
     return f"worker {socket.gethostname()}:{os.getpid()}"
@@ -106,7 +125,7 @@ class Holder:
 class Fence:
     """The lease `adminium.fences` of one connection, taken on the sweep's own session.
 
-    `deadline` is the sweep's: the lease is never renewed past it. Each call commits.
+    `deadline` is the sweep's: the lease is never renewed past it. Each statement commits by itself.
     """
 
     def __init__(
@@ -132,25 +151,26 @@ class Fence:
             "deadline": self.deadline,
         }
         try:
-            taken = conn.execute(_TAKE, params).first() is not None
+            with _alone(conn):
+                taken = conn.execute(_TAKE, params).first() is not None
         except sa.exc.ProgrammingError as error:
             if getattr(error.orig, "sqlstate", None) != _NO_TABLE:
                 raise
             # A database installed before the fence was a lease: its table made now.
-            conn.rollback()
-            conn.execute(INSTALL_LOCK)
-            fences.create(conn, checkfirst=True)
-            conn.commit()
-            taken = conn.execute(_TAKE, params).first() is not None
+            with conn.begin():
+                conn.execute(INSTALL_LOCK)
+                fences.create(conn, checkfirst=True)
+            with _alone(conn):
+                taken = conn.execute(_TAKE, params).first() is not None
         if not taken:
-            found = conn.execute(_HOLDER, {"connection": self.connection}).first()
+            with _alone(conn):
+                found = conn.execute(_HOLDER, {"connection": self.connection}).first()
             # Let go of between the two statements: said as held by nobody known.
             self.turned_away_by = (
                 Holder(str(found[0]), found[1])
                 if found is not None
                 else Holder("another sweep", datetime.now(UTC))
             )
-        conn.commit()
         self.taken = taken
         return taken
 
@@ -159,10 +179,10 @@ class Fence:
         another sweep took the fence over)."""
         if not self.taken:
             return False
-        renewed = conn.execute(
-            _RENEW, {"connection": self.connection, "token": self.token, "lease": self.lease}
-        ).rowcount
-        conn.commit()
+        with _alone(conn):
+            renewed = conn.execute(
+                _RENEW, {"connection": self.connection, "token": self.token, "lease": self.lease}
+            ).rowcount
         if renewed != 1:
             self.taken = False
             log.warning(
@@ -176,5 +196,5 @@ class Fence:
         if not self.taken:
             return
         self.taken = False
-        conn.execute(_LET_GO, {"connection": self.connection, "token": self.token})
-        conn.commit()
+        with _alone(conn):
+            conn.execute(_LET_GO, {"connection": self.connection, "token": self.token})
