@@ -66,7 +66,7 @@ def test_an_email_shows_queued_then_sent_as_the_drain_delivers_it(
     page.get_by_label("Email").fill("manager@venue.test")
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
-    expect(page.locator("h1")).to_contain_text("Outbox")
+    expect(page.locator("h1")).to_have_text("Outbox · Venue")
     expect(page.locator("body[data-live=open]")).to_have_count(1)
 
     key = add_order(screens_site, at("2026-07-10 11:30"), note="ann@example.com")
