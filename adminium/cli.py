@@ -30,6 +30,7 @@ COMMANDS = {
     "webhook": "adminium.webhook_commands:webhook_group",
     "outbox": "adminium.outbox_commands:outbox_group",
     "ledger": "adminium.ledger_commands:ledger_command",
+    "preview": "adminium.preview_commands:preview_command",
 }
 
 
