@@ -84,7 +84,7 @@ def test_frozen_sweep_loses_its_fence_and_the_takeover_moves_each_row_once(
     held = keys[19]
     shop.sql(NAP.format(key=held))
     frozen = subprocess.Popen(
-        [sys.executable, "-c", FROZEN, shop.url, json.dumps(SHOP), "4.0"],
+        [sys.executable, "-c", FROZEN, shop.url, json.dumps(SHOP), "5.0"],
         cwd=ROOT,
         env=dict(os.environ),
         stdout=subprocess.PIPE,
@@ -114,7 +114,7 @@ def test_frozen_sweep_loses_its_fence_and_the_takeover_moves_each_row_once(
                 woken = True
             time.sleep(0.01)
 
-        # Its lease (4 s here) runs out though it never woke: the next sweep takes over.
+        # Its lease (5 s here) runs out though it never woke: the next sweep takes over.
         report = turned
         deadline = time.monotonic() + 20
         while report.outcome is SweepOutcome.fenced and time.monotonic() < deadline:
