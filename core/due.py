@@ -334,7 +334,8 @@ class HoldSource:
     hold: Hold
     key_column: str
     state_column: str
-    amounts: tuple[str, ...]
+    paid_by: tuple[tuple[str, str], ...]
+    """Each posting's (amount column, account column), once each."""
 
     @property
     def app(self) -> str:
@@ -342,9 +343,14 @@ class HoldSource:
         return self.store.app.name
 
     def paid(self, table: sa.Table) -> Any:
-        """Rows with something to give back: a posting's amount above 0."""
+        """Rows with something to give back: a posting's amount above 0, from an account."""
         # A literal 0, as the partial index `core.store.hold_indexes` is written with.
-        return sa.or_(*(table.c[amount] > sa.literal_column("0") for amount in self.amounts))
+        return sa.or_(
+            *(
+                sa.and_(table.c[amount] > sa.literal_column("0"), table.c[via].is_not(None))
+                for amount, via in self.paid_by
+            )
+        )
 
 
 def hold_sources(store: Store) -> list[HoldSource]:
@@ -353,8 +359,8 @@ def hold_sources(store: Store) -> list[HoldSource]:
     for name in holding_tables(store.app):
         spec = store.spec(name)
         assert spec.hold is not None and spec.states is not None and spec.postings
-        amounts = tuple(dict.fromkeys(posting.amount for posting in spec.postings))
-        found.append(HoldSource(store, name, spec.hold, spec.key, spec.states.column, amounts))
+        paid_by = tuple(dict.fromkeys((posting.amount, posting.via) for posting in spec.postings))
+        found.append(HoldSource(store, name, spec.hold, spec.key, spec.states.column, paid_by))
     return found
 
 

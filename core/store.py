@@ -200,15 +200,16 @@ def timed_indexes(app: App) -> list[str]:
 def hold_indexes(app: App) -> list[str]:
     """The CREATE INDEX statements the holds the clock gives back want: per column their
     moment reads, (state column, moment column) over the rows still paid (a posting's
-    amount above 0; a give-back sets it to 0), so the minute job's search reads the rows
-    near due, never the holds long given back (`ix_<table>_<state>_<column>_held`)."""
+    amount above 0, from an account; a give-back sets it to 0), so the minute job's search
+    reads the rows near due, never the holds long given back
+    (`ix_<table>_<state>_<column>_held`)."""
     statements: list[str] = []
     for name, table in app.tables.items():
         if table.hold is None or table.states is None or not table.postings:
             continue
         state = table.states.column
-        amounts = list(dict.fromkeys(posting.amount for posting in table.postings))
-        paid = " OR ".join(f'"{amount}" > 0' for amount in amounts)
+        pairs = dict.fromkeys((posting.amount, posting.via) for posting in table.postings)
+        paid = " OR ".join(f'("{amount}" > 0 AND "{via}" IS NOT NULL)' for amount, via in pairs)
         for column in _moment_columns(table.hold.until):
             index = fitted_name(f"ix_{name}_{state}_{column}_held")
             statements.append(

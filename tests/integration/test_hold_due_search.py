@@ -70,7 +70,8 @@ def test_the_search_reads_the_rows_still_paid_through_the_holds_partial_index(
     for _ in range(3):
         till.place(SLOT, NOON, gift_card_id=card, card_paid=Decimal("1"))
     [index] = hold_indexes(till.store.app)
-    assert index.endswith('("status", "pickup_at") WHERE ("card_paid" > 0)')
+    paid = '("card_paid" > 0 AND "gift_card_id" IS NOT NULL)'
+    assert index.endswith(f'("status", "pickup_at") WHERE ({paid})')
     assert len(till.sweep(FRIDAY_ENDS).given_back) == 3
     # Given back, their rows stay `placed` with a past pickup, but are no longer paid: no
     # candidate left, so the next minute's search finds nothing (and reads nothing).
@@ -81,7 +82,8 @@ def test_the_search_reads_the_rows_still_paid_through_the_holds_partial_index(
         plan = conn.execute(
             sa.text(
                 "EXPLAIN SELECT id FROM orders WHERE status = 'placed'"
-                " AND pickup_at < :b AND (card_paid > 0) ORDER BY pickup_at, id"
+                " AND pickup_at < :b AND (card_paid > 0 AND gift_card_id IS NOT NULL)"
+                " ORDER BY pickup_at, id"
             ),
             {"b": FRIDAY_ENDS + timedelta(days=1)},
         ).scalars()
