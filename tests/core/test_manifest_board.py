@@ -68,3 +68,9 @@ def test_without_a_board_the_defaults_skip_contact_details_links_rules_and_the_t
     # guest_email is contact details; arrive (a date) is the time rule 1 reads.
     assert [c.ref for c in stays.columns] == ["guest_name", "nights", "arrival_time"]
     assert stays.time is not None and stays.time.ref == "arrive"
+
+
+def test_a_card_names_at_most_six_columns() -> None:
+    board = {"card": ["items", "note", "total", "cancel_code", "cancelled_at", "pickup_at", "id"]}
+    found = refused("takeaway", put(*BOARD, value=board))
+    assert [where for where, _ in found] == ["tables.orders.board.card"]
