@@ -3,7 +3,8 @@
 `start_pgbouncer` runs one on a free loopback port in the pool mode asked (transaction by
 default: a client's transactions go to whichever server session is free), every database
 of the test server behind it (`* =`), trusting the test server's user as the server does.
-Started as root, it switches to the `postgres` user (PgBouncer will not run as root).
+Started as root, it switches to the `postgres` user, or to the owner of the embedded
+server's socket folder (PgBouncer will not run as root).
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ def start_pgbouncer(
     users = folder / "users.txt"
     users.write_text(f'"{user}" "{password}"\n')
     listen = _free_port()
-    switch = "user = postgres\n" if os.geteuid() == 0 else ""
+    # Root: run as the user whose socket folder it is (the embedded server's), or postgres.
+    owner = pwd.getpwuid(os.stat(host).st_uid).pw_name if host.startswith("/") else "postgres"
+    switch = f"user = {owner}\n" if os.geteuid() == 0 else ""
     config = folder / "pgbouncer.ini"
     config.write_text(
         "[databases]\n"
