@@ -198,6 +198,9 @@ def test_every_screen_is_quiet_accessible_fits_a_phone_and_has_the_bar(
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(f"{base}/signin")
     assert axe_violations(page) == [], "/signin"
+    page.set_viewport_size({"width": 390, "height": 800})
+    assert too_wide(page) == [], "/signin"
+    page.set_viewport_size({"width": 1280, "height": 900})
     page.get_by_label("Email").fill("admin@venue.test")
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
