@@ -104,5 +104,8 @@ def test_an_email_shows_queued_then_sent_as_the_drain_delivers_it(
         sent = row.locator(".badge.sent").evaluate("b => getComputedStyle(b).backgroundColor")
         assert sent == "rgb(221, 243, 227)", sent
         screenshot("outbox")
+        row.get_by_role("link", name=f"Order {key} cancelled").click()
+        expect(page.locator(".crumbs")).to_have_text("Venue · Outbox")
+        expect(page.locator(".email-read dd a")).to_have_text(f"Orders #{key}")
     finally:
         client.close()
