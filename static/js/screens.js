@@ -310,12 +310,18 @@ document.addEventListener("htmx:load", () => {
   document.querySelectorAll("form.bulk").forEach(offerCommonMoves);
 });
 
-// The wall: a column's cards at the largest size that lets all of them show (data-fit -2 and
+// The wall: each column as wide as its share of the cards allows, and its cards at the
+// largest size that lets all of them show (data-fit -2 and
 // -1 larger than the 28 px of 0, for a few cards), shrinking a step at a time (1..4) only
 // when it holds more than fits at 28 px; past the last step the column scrolls.
 const FIT_LEVELS = [-2, -1, 0, 1, 2, 3, 4];
 function fitWall() {
   if (!document.body.classList.contains("wall")) { return; }
+  // The width first: a column's share grows with its cards (1 + its count, at most 8).
+  document.querySelectorAll(".column").forEach((column) => {
+    const count = column.querySelectorAll(".card").length;
+    column.dataset.weight = String(Math.min(1 + count, 8));
+  });
   document.querySelectorAll(".column").forEach((column) => {
     const cards = column.querySelector(".cards");
     if (!cards) { return; }
