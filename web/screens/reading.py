@@ -101,14 +101,13 @@ def card_columns(spec: Table) -> list[Column]:
 
 
 def make_card(store: Store, table: str, row: Row, tables: Any) -> Card:
-    """A row as its card."""
+    """A row as its card (a table without states, a settings or hours row: state "")."""
     spec = store.spec(table)
-    assert spec.states is not None
     shown = card_spec(spec)
     return Card(
         table,
         row[spec.key],
-        row[spec.states.column],
+        row[spec.states.column] if spec.states is not None else "",
         tuple((c.ref, row.get(c.ref)) for c in shown.columns),
         waiting_on(rules_of(store, table), row, tables),
         (shown.time.ref, row.get(shown.time.ref)) if shown.time is not None else None,

@@ -11,15 +11,17 @@ from core.errors import AdminiumError, echo
 from core.hold_reads import row_postings
 from core.manifest.model import MoveSpec, Table
 from core.pending import rules_of, set_aside_rows, waiting_for_no_time
+from core.preview import Preview
 from core.store import Store
 from services.apps import app_store
-from services.models import App
+from services.models import App, db
+from services.preview import ValueChange, preview_values
 from web.api import parse_key
 from web.context import clock
 from web.errors import NotFound, status_of
 from web.screens import writing
 from web.screens.access import person, require_user, screen_app, screen_blueprint
-from web.screens.labels import column_label
+from web.screens.labels import column_label, state_label, table_label
 from web.screens.reading import editable_columns, read_row_view, states_of
 from web.screens.times import value as shown_value
 
@@ -81,6 +83,7 @@ def row_context(
         "error": error,
         "seen": seen,
         "now": now,
+        "clock_table": table in store.clock_tables(),
     }
 
 
@@ -119,6 +122,20 @@ def _write_then_detail(
             answer = writing.moved_answer(app, spec, table, key, left, result, roles)
         else:
             column = request.form["column"]
+            ahead = _edit_preview(app, store, table, parsed, column)
+            if ahead is not None and ahead.due_at_once and request.form.get("confirmed") != "1":
+                # Saving makes rows due at once: asked once more, with what would move.
+                context = row_context(app, table, key, roles)
+                words = f"Not saved yet: {_preview_words(ahead, store)} Save again to confirm."
+                html = render_template(
+                    "screens/_row.html",
+                    **context,
+                    said=words,
+                    said_kind="refused",
+                    preview=ahead,
+                    confirm={"column": column, "value": request.form.get("value", "")},
+                )
+                return html, 200
             result = writing.edit(
                 store, table, parsed, actor, column, request.form.get("value", "")
             )
@@ -151,3 +168,67 @@ def move_row(connection: str, name: str, table: str, key: str) -> tuple[str, int
 def edit_row(connection: str, name: str, table: str, key: str) -> tuple[str, int]:
     """Change one field of the row."""
     return _write_then_detail(connection, name, table, key, "edit")
+
+
+def _edit_preview(app: App, store: Store, table: str, key: Any, column: str) -> Preview | None:
+    """What saving the form's value in a row of a table moments read would change (None
+    for another table, or a value the column does not take: the save says why)."""
+    if table not in store.clock_tables():
+        return None
+    found = next((c for c in store.spec(table).columns if c.ref == column), None)
+    if found is None:
+        return None
+    try:
+        value = writing.form_value(found, request.form.get("value", ""), store)
+        change = ValueChange(f"{app.name}.{table}", column, value, key)
+        return preview_values(db.session, app.connection.name, [change], now=clock())
+    except AdminiumError:
+        return None
+    finally:
+        db.session.rollback()
+
+
+def _preview_words(preview: Preview, store: Store) -> str:
+    """`Saving makes 3 orders move to Cancelled at the next minute; 2 moments earlier.`"""
+    parts: list[str] = []
+    groups: dict[tuple[str, str], int] = {}
+    for change in preview.due_at_once:
+        groups[(change.table, change.what)] = groups.get((change.table, change.what), 0) + 1
+    for (table, what), count in sorted(groups.items()):
+        spec = store.app.tables.get(table)
+        name = table_label(spec, table) if spec is not None else table
+        if what.startswith("hold"):
+            parts.append(f"{count} {name} given back their hold at the next minute")
+        else:
+            to = what.split(" → ")[-1]
+            parts.append(f"{count} {name} moved to {state_label(to, spec)} at the next minute")
+    counts = preview.counts()
+    if counts.get("sent-at-once"):
+        parts.append(f"{counts['sent-at-once']} reminders sent at the next minute")
+    for effect, words in (("earlier", "moments earlier"), ("later", "moments later")):
+        if counts.get(effect):
+            parts.append(f"{counts[effect]} {words}")
+    if counts.get("no-longer-due"):
+        parts.append(f"{counts['no-longer-due']} no longer due")
+    if not parts:
+        return "Saving changes no timed move, hold or reminder."
+    return "Saving makes " + "; ".join(parts) + "."
+
+
+@bp.post("/apps/<connection>/<name>/<table>/<key>/preview")
+def preview_edit(connection: str, name: str, table: str, key: str) -> str:
+    """What saving the edit form's value would change, before Save (nothing is saved)."""
+    app, _ = screen_app(connection, name)
+    store = app_store(app)
+    parsed = row_key(store, table, key)
+    found = _edit_preview(app, store, table, parsed, request.form.get("column", ""))
+    if found is None:
+        return ""
+    return render_template(
+        "screens/_preview.html",
+        preview=found,
+        words=_preview_words(found, store),
+        connection=app.connection,
+        zone=store.zone,
+        now=found.now,
+    )
