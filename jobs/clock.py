@@ -14,10 +14,11 @@ import os
 import sys
 import time
 
-from redis import Redis
 from redis.exceptions import ConnectionError, RedisError, TimeoutError
 from rq.cron import CronScheduler
 from rq.exceptions import StopRequested
+
+from services.redis_client import connect
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ class Clock(CronScheduler):
 def main() -> None:
     """`python -m jobs.clock [CONFIG]`: the clock on REDIS_URL, jobs from CONFIG (jobs.cron)."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    clock = Clock(connection=Redis.from_url(os.environ["REDIS_URL"]))
+    clock = Clock(connection=connect(os.environ["REDIS_URL"]))
     clock.load_config_from_file(sys.argv[1] if len(sys.argv) > 1 else CONFIG)
     clock.start()
 

@@ -15,7 +15,6 @@ import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from redis import Redis
 from rq import Queue, get_current_job
 
 from jobs.outbox import enqueue_drains
@@ -23,6 +22,7 @@ from jobs.sweep import WAIT_SECONDS, control_url, minute_of, sweep_data, wait_le
 from jobs.webhooks import enqueue_delivery_drains
 from services.connections import connections_with_minute_work
 from services.due_hints import due_first
+from services.redis_client import connect
 from services.storage import open_session
 from services.sweep_ledger import (
     QUEUE,
@@ -84,7 +84,7 @@ def enqueue_sweeps() -> int:
     now = datetime.now(UTC)
     # The minute is the tick's own, so every clock's tick of one minute names the same jobs.
     minute = minute_of(job.enqueued_at if job is not None and job.enqueued_at else now)
-    client = job.connection if job is not None else Redis.from_url(os.environ["REDIS_URL"])
+    client = job.connection if job is not None else connect(os.environ["REDIS_URL"])
     queue = Queue(QUEUE, connection=client)
     with open_session(control_url()) as session:
         names = connections_with_minute_work(session)

@@ -15,6 +15,7 @@ from typing import Any
 import redis
 
 from core.events import RowEvent
+from services.redis_client import connect_optional
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +39,9 @@ class Publisher:
 
     @classmethod
     def from_url(cls, url: str | None) -> Publisher:
-        """A publisher with a client of its own for the Redis at `url` (nothing when unset)."""
-        return cls(redis.Redis.from_url(url) if url else None, owned=True)
+        """A publisher with a client of its own for the Redis at `url`, one server or a
+        primary behind Sentinel (`services.redis_client`; nothing when unset)."""
+        return cls(connect_optional(url), owned=True)
 
     def close(self) -> None:
         """Close the client when this publisher made it."""

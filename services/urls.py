@@ -14,8 +14,9 @@ from core.store import engine_url
 parse_url = engine_url
 """A PostgreSQL URL or libpq conninfo string read into its parts (to check it, to show it)."""
 
-REDIS_SCHEMES = ("redis", "rediss", "unix")
-"""The URL schemes redis-py reads (`unix://` is a socket path)."""
+REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel")
+"""The URL schemes of REDIS_URL: redis-py's (`unix://` is a socket path) and the sentinels'
+(`services.redis_client`)."""
 
 SMTP_SCHEMES = ("smtp", "smtps")
 """The schemes of SMTP_URL, shown as a Redis URL is (user part and `?password=` hidden)."""
@@ -24,7 +25,18 @@ WEB_SCHEMES = ("http", "https")
 """The schemes of a webhook's URL, shown as a Redis URL is, its query's secrets hidden too."""
 
 SECRET_QUERY_KEYS = frozenset(
-    {"password", "token", "access_token", "secret", "key", "api_key", "apikey", "sig", "signature"}
+    {
+        "password",
+        "sentinel_password",
+        "token",
+        "access_token",
+        "secret",
+        "key",
+        "api_key",
+        "apikey",
+        "sig",
+        "signature",
+    }
 )
 """Query names whose values are hidden: what a URL's maker puts a credential in."""
 
@@ -58,7 +70,8 @@ def _hide_redis_password(url: str) -> str:
     try:
         parts = urlsplit(url)
         password = parts.password
-        parts.port  # noqa: B018  (reading it checks it)
+        if parts.scheme.lower() != "redis+sentinel":  # its HOST:PORT,HOST:PORT... is no port
+            parts.port  # noqa: B018  (reading it checks it)
     except ValueError:
         return "(unreadable URL)"
     netloc = parts.netloc

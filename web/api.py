@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -26,6 +27,7 @@ from core.values import checked_value, text_fault
 from core.writes import WriteResult
 from services.apps import app_store
 from services.models import App, Connection, db
+from services.preview import ValueChange, connection_zone, preview_json, preview_values
 from services.writes import write_by_person
 from web import api_models
 from web.api_models import INT_RANGE, Kind
@@ -271,3 +273,52 @@ def _write_as_staff(
         seen_state=seen_state,
     )
     return write_answer(result)
+
+
+# --- preview ----------------------------------------------------------------------
+
+
+class PreviewSet(BaseModel):
+    """One new value for a column of a row of the app's tables (`key` None: its one row)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    table: str = Field(min_length=1, max_length=200)
+    column: str = Field(min_length=1, max_length=200)
+    value: str | int | float | bool | None = None
+    key: str | int | None = None
+
+
+class PreviewRequest(BaseModel):
+    """A preview: the new values, and the instant to read them at (the clock's by default)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    set: list[PreviewSet] = Field(min_length=1, max_length=50)
+    at: str | None = None
+
+
+@bp.post("/apps/<connection>/<app>/preview")
+def preview_change(connection: str, app: str) -> Response:
+    """What the clock would do differently with these values saved (nothing is saved)."""
+    user = require_user()
+    found = lookup_app(connection, app)
+    if found is None:
+        raise NotFound(f"no app {echo(connection)}/{echo(app)}", {"connection": connection})
+    roles_in(user, found)
+    body: PreviewRequest = body_of(PreviewRequest)
+    now = clock()
+    if body.at is not None:
+        try:
+            now = datetime.fromisoformat(body.at.upper())
+        except ValueError:
+            raise InvalidRequest("`at` is no ISO 8601 time", {"errors": []}) from None
+        if now.utcoffset() is None:
+            raise InvalidRequest("`at` carries its offset", {"errors": []})
+    changes = [
+        ValueChange(f"{app}.{item.table}", item.column, item.value, item.key) for item in body.set
+    ]
+    preview = preview_values(db.session, connection, changes, now=now)
+    answer = preview_json(preview, connection_zone(db.session, connection))
+    db.session.rollback()
+    return jsonify(answer)

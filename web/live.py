@@ -38,6 +38,7 @@ from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
 from core.errors import AdminiumError
+from services import redis_client
 from services.connections import get_connection
 from services.events import CHANNEL_PREFIX
 from services.models import db
@@ -239,7 +240,7 @@ class Hub:
                 failures += 1
 
     def _listen_once(self) -> None:
-        client = redis.Redis.from_url(self.app.config["REDIS_URL"])
+        client = redis_client.connect(self.app.config["REDIS_URL"])
         pubsub = client.pubsub()
         pubsub.psubscribe(f"{CHANNEL_PREFIX}*")
         coalesce = float(self.app.config.get("LIVE_COALESCE_SECONDS", COALESCE_SECONDS))

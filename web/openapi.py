@@ -177,6 +177,97 @@ SCHEMAS: dict[str, Any] = {
         "additionalProperties": False,
         "properties": {"to": {"type": "string"}, "values": _VALUES},
     },
+    "PreviewRequest": {
+        "type": "object",
+        "required": ["set"],
+        "additionalProperties": False,
+        "properties": {
+            "set": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 50,
+                "items": {
+                    "type": "object",
+                    "required": ["table", "column"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "table": {"type": "string", "minLength": 1, "maxLength": 200},
+                        "column": {"type": "string", "minLength": 1, "maxLength": 200},
+                        "value": {
+                            "type": ["string", "number", "integer", "boolean", "null"],
+                            "description": "The new value, as the column takes it "
+                            "(HH:MM text for a kept time).",
+                        },
+                        "key": {
+                            "type": ["integer", "string", "null"],
+                            "description": "The row's key; leave it out for a table's one "
+                            "(settings) row.",
+                        },
+                    },
+                },
+            },
+            "at": {
+                **_TIME,
+                "description": "The instant to read the change at; the clock's by default.",
+            },
+        },
+    },
+    "Preview": {
+        "type": "object",
+        "required": ["at", "horizon_hours", "summary", "counts", "more", "changes"],
+        "additionalProperties": False,
+        "properties": {
+            "at": _TIME,
+            "horizon_hours": {"type": "integer"},
+            "summary": {
+                "type": "string",
+                "description": "`3 rows due at once, 12 moments later, 0 earlier`.",
+            },
+            "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "more": {"type": "boolean", "description": "Some changes were left off the list."},
+            "changes": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": [
+                        "kind",
+                        "app",
+                        "table",
+                        "key",
+                        "what",
+                        "effect",
+                        "old",
+                        "new",
+                        "old_read",
+                        "new_read",
+                    ],
+                    "additionalProperties": False,
+                    "properties": {
+                        "kind": {"enum": ["timed", "hold", "reminder"]},
+                        "app": {"type": "string"},
+                        "table": {"type": "string"},
+                        "key": {"type": "string"},
+                        "what": {"type": "string"},
+                        "effect": {
+                            "enum": [
+                                "due-at-once",
+                                "no-longer-due",
+                                "still-due",
+                                "later",
+                                "earlier",
+                                "no-time",
+                                "new-time",
+                            ]
+                        },
+                        "old": {"type": ["string", "null"], "format": "date-time"},
+                        "new": {"type": ["string", "null"], "format": "date-time"},
+                        "old_read": {"type": "string"},
+                        "new_read": {"type": "string"},
+                    },
+                },
+            },
+        },
+    },
 }
 
 _WHEN = {
@@ -319,6 +410,17 @@ PATHS: dict[str, Any] = {
             "summary": "Make a listed move.",
             "requestBody": _body("Move"),
             "responses": _answers(200, "WriteAnswer", _WRITE),
+        },
+    },
+    "/api/apps/{connection}/{app}/preview": {
+        "parameters": _APP_PATH[:2],
+        "post": {
+            "operationId": "preview",
+            "summary": "What the clock would do differently with these values saved (the "
+            "settings row, an hours row): rows due at once, moments earlier or later, "
+            "reminders and holds. Nothing is saved.",
+            "requestBody": _body("PreviewRequest"),
+            "responses": _answers(200, "Preview", [400, 401, 403, 404]),
         },
     },
     "/public/{connection}/{app}/{table}/{code}": {
@@ -515,8 +617,19 @@ def app_document(connection: str, app: str, tables: dict[str, Table]) -> dict[st
     paths: dict[str, Any] = {}
     schemas: dict[str, Any] = {
         name: SCHEMAS[name]
-        for name in ("Row", "Error", "PublicError", "Page", "RowAnswer", "WriteAnswer", "PublicRow")
+        for name in (
+            "Row",
+            "Error",
+            "PublicError",
+            "Page",
+            "RowAnswer",
+            "WriteAnswer",
+            "PublicRow",
+            "PreviewRequest",
+            "Preview",
+        )
     }
+    paths[f"{staff}/preview"] = {"post": PATHS["/api/apps/{connection}/{app}/preview"]["post"]}
     for table, spec in sorted(tables.items()):
         for found_paths, found_schemas in (
             _table_paths(staff, table, spec),

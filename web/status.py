@@ -7,6 +7,7 @@ import redis
 from flask import Blueprint, current_app, redirect, render_template, url_for
 from werkzeug.wrappers import Response
 
+from services import redis_client
 from services.urls import hide_password
 from web.screens.access import signed_in_user
 
@@ -31,7 +32,7 @@ def probe_database(url: str) -> str:
 def probe_redis(url: str) -> str:
     """The server's version, or that it does not answer (the timed moves wait for it)."""
     try:
-        with redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3) as client:
+        with redis_client.connect(url, socket_connect_timeout=3, socket_timeout=3) as client:
             return f"Redis {client.info('server')['redis_version']}"
     except (redis.RedisError, ValueError) as error:
         return (

@@ -19,6 +19,8 @@ from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
 from werkzeug.wrappers import Response
 
+from services import redis_client
+
 log = logging.getLogger(__name__)
 
 ACCOUNT_LIMIT = "10 per 15 minutes"
@@ -29,15 +31,6 @@ REFUSED = 401
 """The status of a refused sign-in: the only answer that counts."""
 
 _EXTENSION = "adminium.limiter"
-
-
-def storage_uri(redis_url: str) -> str:
-    """Flask-Limiter's name for the product's Redis (a socket path is `redis+unix://`)."""
-    if not redis_url:
-        return "memory://"
-    if redis_url.startswith("unix://"):
-        return "redis+unix://" + redis_url.removeprefix("unix://")
-    return redis_url
 
 
 def account_key() -> str:
@@ -58,7 +51,11 @@ def _refused(response: Response) -> bool:
 def init_app(app: Flask, endpoint: str = "auth.sign_in") -> None:
     """Throttle the sign-in form's refused posts; answer a throttled one with a 429 page."""
     prefix = hashlib.sha256(app.config.get("DATABASE_URL", "").encode()).hexdigest()[:12]
-    app.config.setdefault("RATELIMIT_STORAGE_URI", storage_uri(app.config.get("REDIS_URL", "")))
+    # Flask-Limiter's name for the product's Redis: one server, a socket, or the sentinels
+    # (`limits` follows their primary through a failover), from the client's one home.
+    uri, options = redis_client.limiter_storage(app.config.get("REDIS_URL", ""))
+    app.config.setdefault("RATELIMIT_STORAGE_URI", uri)
+    app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", options)
     app.config.setdefault("RATELIMIT_KEY_PREFIX", f"adminium-signin-{prefix}")
     # A Redis outage must not stop sign-in: count in memory meanwhile.
     app.config.setdefault("RATELIMIT_SWALLOW_ERRORS", True)
