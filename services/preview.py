@@ -1,0 +1,284 @@
+"""`preview`: what the clock will do differently after a change of rules, writing nothing.
+
+A change is a new manifest for one app of a connection (`preview_manifest`), or new
+values for rows of the tables its moments read: the settings row, an hours row
+(`preview_values`, changes given as `TABLE.COLUMN=VALUE`, `TABLE[KEY].COLUMN=VALUE` or
+`TABLE[COLUMN=VALUE].COLUMN=VALUE`). Both are read on the connection's database in one
+transaction that is rolled back (`core.preview` compares the two sides); the control
+plane is only read. The console, the API and the row page all answer from here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.engine import Connection as DbConnection
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from core.errors import AdminiumError
+from core.manifest.check import check_manifest
+from core.manifest.model import load_app
+from core.moments import Tables
+from core.preview import HORIZON, Preview, Side, compare, lead_tables
+from core.store import Row, Store
+from core.values import checked_value
+from services.apps import app_store
+from services.connections import get_connection
+from services.errors import DatabaseRefused, InvalidValue, ManifestRefused, NotFound, first_line
+from services.models import Connection
+from services.storage import connection_engine
+
+AT_ONCE_LIMIT = 5
+"""`app add --replace` refuses without `--yes` when its change makes more rows due at once."""
+
+
+@dataclass(frozen=True)
+class ValueChange:
+    """A new value for one column of a row of an app's table (`key` None: its one row;
+    `where` a column and value that names the row instead of its key)."""
+
+    table: str
+    column: str
+    value: Any
+    key: Any = None
+    where: tuple[str, Any] | None = None
+
+
+_SET = re.compile(
+    r"^(?P<table>[A-Za-z_][\w.]*?)(\[(?P<row>[^\]]*)\])?\.(?P<column>\w+)=(?P<value>.*)$", re.S
+)
+
+
+def parse_set(text: str) -> ValueChange:
+    """`TABLE.COLUMN=VALUE`, `TABLE[KEY].COLUMN=VALUE` or `TABLE[COL=VAL].COLUMN=VALUE`
+    (an empty VALUE: no value)."""
+    found = _SET.match(text)
+    if found is None:
+        raise InvalidValue(
+            f"a change is TABLE.COLUMN=VALUE or TABLE[KEY].COLUMN=VALUE, not {text!r}",
+            {"set": text},
+        )
+    row = found["row"]
+    key: Any = None
+    where: tuple[str, Any] | None = None
+    if row is not None:
+        name, eq, value = row.partition("=")
+        if eq:
+            where = (name.strip(), value.strip())
+        else:
+            key = row.strip()
+    value = found["value"]
+    return ValueChange(found["table"], found["column"], value if value != "" else None, key, where)
+
+
+def preview_manifest(
+    session: Session,
+    connection_name: str,
+    manifest: dict[str, Any],
+    *,
+    now: datetime,
+    horizon: timedelta = HORIZON,
+) -> Preview:
+    """What replacing (or adding) the app the manifest names would change at `now`."""
+    connection = get_connection(session, connection_name)
+    refusals = check_manifest(manifest)
+    if refusals:
+        raise ManifestRefused(
+            "the manifest check refused the app: "
+            + "; ".join(f"{r.where}: {r.sentence}" for r in refusals),
+            {"refusals": [{"where": r.where, "sentence": r.sentence} for r in refusals]},
+        )
+    stores = {app.name: app_store(app) for app in connection.apps}
+    model = load_app(manifest)
+    current = stores.get(model.name)
+    engine = current.engine if current else _engine(connection)
+    proposed = Store(engine, model, ZoneInfo(connection.zone_name), connection=connection.name)
+    return _run(connection_name, engine, {model.name: (current, proposed)}, {}, now, horizon)
+
+
+def preview_values(
+    session: Session,
+    connection_name: str,
+    changes: list[ValueChange],
+    *,
+    now: datetime,
+    horizon: timedelta = HORIZON,
+) -> Preview:
+    """What new values for rows of the tables moments read would change at `now`."""
+    if not changes:
+        raise InvalidValue("a preview needs at least one change", {})
+    connection = get_connection(session, connection_name)
+    stores = {app.name: app_store(app) for app in connection.apps}
+    touched: dict[str, list[ValueChange]] = {}
+    for change in changes:
+        app_name, _, table = change.table.rpartition(".")
+        owners = [
+            s for s in stores.values() if table in s.app.tables and app_name in ("", s.app.name)
+        ]
+        if not owners:
+            raise NotFound(
+                f"no app of connection {connection_name!r} has a table {table!r}",
+                {"connection": connection_name, "table": table},
+            )
+        if len(owners) > 1:
+            raise InvalidValue(
+                f"several apps have a table {table!r}: write app.{table}", {"table": table}
+            )
+        store = owners[0]
+        columns = {c.ref: c for c in store.spec(table).columns}
+        if change.column not in columns:
+            raise InvalidValue(
+                f"table {table!r} has no column {change.column!r}",
+                {"table": table, "column": change.column},
+            )
+        touched.setdefault(store.app.name, []).append(
+            ValueChange(table, change.column, change.value, change.key, change.where)
+        )
+    pairs: dict[str, tuple[Store | None, Store]] = {
+        name: (stores[name], stores[name]) for name in touched
+    }
+    engine = next(iter(stores.values())).engine
+    return _run(connection_name, engine, pairs, touched, now, horizon)
+
+
+def _engine(connection: Connection) -> Any:
+    return connection_engine(connection)
+
+
+def _run(
+    connection_name: str,
+    engine: Any,
+    pairs: dict[str, tuple[Store | None, Store]],
+    touched: dict[str, list[ValueChange]],
+    now: datetime,
+    horizon: timedelta,
+) -> Preview:
+    if now.utcoffset() is None:
+        raise InvalidValue("a preview's time carries its offset", {"at": now.isoformat()})
+    try:
+        with engine.connect() as conn:
+            try:
+                sides: dict[str, tuple[Side, Side]] = {}
+                for name, (old, new) in pairs.items():
+                    old_tables = _tables(conn, old, new, touched.get(name, []))
+                    new_tables = _apply(old_tables, new, touched.get(name, []))
+                    sides[name] = (Side(old, old_tables), Side(new, new_tables))
+                return compare(conn, sides, now=now, horizon=horizon)
+            finally:
+                conn.rollback()  # a preview writes nothing
+    except SQLAlchemyError as error:
+        raise DatabaseRefused(
+            f"could not read connection {connection_name!r}'s rows: {first_line(error)}",
+            {"connection": connection_name},
+        ) from None
+
+
+def _tables(
+    conn: DbConnection, old: Store | None, new: Store, changes: list[ValueChange]
+) -> dict[str, list[Row]]:
+    """The settings and hours tables either side's moments and leads read, as they are."""
+    names: set[str] = {c.table for c in changes}
+    for store in (old, new):
+        if store is not None:
+            names |= store.clock_tables() | lead_tables(store)
+    reader = old or new
+    names &= set(reader.app.tables)
+    return reader.read_clock_tables(conn, names)
+
+
+def _apply(tables: Tables, store: Store, changes: list[ValueChange]) -> dict[str, list[Row]]:
+    """The tables with the changes made to copies of their rows."""
+    changed = {name: [dict(row) for row in rows] for name, rows in tables.items()}
+    for change in changes:
+        spec = store.spec(change.table)
+        rows = changed.setdefault(change.table, [])
+        value = _value(store, change.table, change.column, change.value)
+        if change.where is not None:
+            column, wanted = change.where
+            picked = [r for r in rows if str(r.get(column)) == wanted]
+            named = f"{change.table}[{column}={wanted}]"
+        elif change.key is not None:
+            picked = [r for r in rows if str(r.get(spec.key)) == str(change.key)]
+            named = f"{change.table}[{change.key}]"
+        else:
+            picked = rows
+            named = change.table
+        if len(picked) != 1:
+            raise InvalidValue(
+                f"{named} names {len(picked)} rows, not one: name the row, "
+                f"{change.table}[KEY].{change.column}=VALUE",
+                {"table": change.table, "rows": len(picked)},
+            )
+        picked[0][change.column] = value
+    return changed
+
+
+def _value(store: Store, table: str, column: str, value: Any) -> Any:
+    """A value given as text read as its column's type."""
+    kind = next(c for c in store.spec(table).columns if c.ref == column).type
+    if not isinstance(value, str):
+        return checked_value(column, kind, value)
+    text = value.strip()
+    try:
+        if kind in ("integer", "serial"):
+            return int(text)
+        if kind == "numeric":
+            return Decimal(text)
+        if kind == "boolean":
+            if text.lower() in ("true", "yes", "1", "on"):
+                return True
+            if text.lower() in ("false", "no", "0", "off"):
+                return False
+            raise ValueError(text)
+    except (ValueError, InvalidOperation):
+        raise InvalidValue(
+            f"{table}.{column} takes a {kind}, not {value!r}", {"table": table, "column": column}
+        ) from None
+    try:
+        return checked_value(column, kind, value)
+    except AdminiumError as error:
+        raise InvalidValue(str(error), {"table": table, "column": column}) from None
+
+
+def preview_json(preview: Preview, stores_zone: ZoneInfo | None = None) -> dict[str, Any]:
+    """The preview as the API answers it."""
+    now = preview.now
+
+    def at(instant: datetime | None) -> str | None:
+        if instant is None:
+            return None
+        return (instant.astimezone(stores_zone) if stores_zone else instant).isoformat()
+
+    return {
+        "at": now.isoformat(),
+        "horizon_hours": int(preview.horizon.total_seconds() // 3600),
+        "summary": preview.summary(),
+        "counts": preview.counts(),
+        "more": preview.more,
+        "changes": [
+            {
+                "kind": c.kind,
+                "app": c.app,
+                "table": c.table,
+                "key": c.key,
+                "what": c.what,
+                "effect": c.effect(now),
+                "old": at(c.old),
+                "new": at(c.new),
+                "old_read": c.old_read,
+                "new_read": c.new_read,
+            }
+            for c in preview.changes
+        ],
+    }
+
+
+def connection_zone(session: Session, connection_name: str) -> ZoneInfo:
+    """The venue's clock of a connection (what a preview's times are shown on)."""
+    return ZoneInfo(get_connection(session, connection_name).zone_name)
