@@ -191,7 +191,7 @@ def test_an_edit_no_column_holds_is_refused_on_the_row(
 ) -> None:
     key = add_order(site, at("2026-07-11 11:30"))
     answer = edit(signed_in("staff"), key, column, value)
-    assert answer.status_code == 200
+    assert answer.status_code == 422  # the refusal's own status, swapped in by htmx
     assert "VALUE_REFUSED" in answer.text
     assert "x" * 101 not in answer.text
     assert site.row("orders", key)["note"] is None
