@@ -15,6 +15,7 @@ from services.preview import connection_zone, parse_set, preview_values
 
 _EFFECT_WORDS = {
     "due-at-once": "due at once",
+    "set-aside": "due, but set aside while its hour runs",
     "no-longer-due": "no longer due",
     "later": "later",
     "earlier": "earlier",

@@ -32,8 +32,9 @@ from core.ledger_entries import PostingStatus, postings
 from core.manifest.model import Lead, Reminder, SettingRef
 from core.moment_words import explain_moment
 from core.moments import MomentContext, MomentValueError, Tables, read_setting, resolve_moment
-from core.outbox import producers
+from core.outbox import producers, reminder_address
 from core.reminders import _LEAD, _largest_lead, candidates_query, lead_hours, send_time
+from core.set_aside import RecordKey, SetAside
 from core.store import Row, Store, _collect_tables
 
 HORIZON = timedelta(days=8)
@@ -62,9 +63,12 @@ class Changed:
     new_read: str = ""
     moment: datetime | None = None
     """A reminder's own moment (its row's `before.at`)."""
+    aside: bool = False
+    """Set aside (its refusal's hour runs): the sweep passes it by until then."""
 
     def effect(self, now: datetime) -> str:
-        """What the change does to it at `now`: `due-at-once`, `no-longer-due`, `still-due`
+        """What the change does to it at `now`: `due-at-once` (`set-aside` when its
+        refusal's hour still runs: the sweep passes it by), `no-longer-due`, `still-due`
         (due before and after, at another moment), `later`, `earlier`, `no-time` (a time
         before, none after) or `new-time` (none before, a time after, not yet due)."""
         was = self.old is not None and self.old <= now
@@ -72,7 +76,7 @@ class Changed:
         if was and will:
             return "still-due"
         if will and not was:
-            return "due-at-once"
+            return "set-aside" if self.aside else "due-at-once"
         if was and not will:
             return "no-longer-due"
         if self.old is None:
@@ -126,6 +130,8 @@ class Preview:
         )
         if counts.get("no-longer-due"):
             words += f", {counts['no-longer-due']} no longer due"
+        if counts.get("set-aside"):
+            words += f", {counts['set-aside']} set aside (passed by while their hour runs)"
         sent, unsent = counts.get("sent-at-once", 0), counts.get("no-longer-sent", 0)
         if sent or unsent:
             words += f"; {sent} reminders sent at once, {unsent} no longer sent"
@@ -147,14 +153,16 @@ def compare(
     *,
     now: datetime,
     horizon: timedelta = HORIZON,
+    records: Mapping[RecordKey, SetAside] | None = None,
 ) -> Preview:
-    """The preview of a change, per app name its side before and after, read on `conn`."""
+    """The preview of a change, per app name its side before and after, read on `conn`
+    (`records`: the set-aside records, `core.set_aside.read_set_aside`)."""
     if now.utcoffset() is None:
         raise ValueError("now must carry its offset")
     preview = Preview(now, horizon)
     for app, (old, new) in sorted(sides.items()):
         found: list[Changed] = []
-        found += _timed(conn, app, old, new, now, horizon)
+        found += _timed(conn, app, old, new, now, horizon, records or {})
         found += _holds(conn, app, old, new, now, horizon)
         found += _reminders(conn, app, old, new, now, horizon)
         found.sort(key=lambda c: (c.new or c.old or now, c.kind, c.table, c.key))
@@ -240,7 +248,13 @@ def _rule_key(rules: Sequence[Rule]) -> dict[tuple[str, str, str, int], Rule]:
 
 
 def _timed(
-    conn: Connection, app: str, old: Side, new: Side, now: datetime, horizon: timedelta
+    conn: Connection,
+    app: str,
+    old: Side,
+    new: Side,
+    now: datetime,
+    horizon: timedelta,
+    records: Mapping[RecordKey, SetAside],
 ) -> list[Changed]:
     olds = _rule_key(timed_rules(old.store)) if old.store else {}
     news = _rule_key(timed_rules(new.store)) if new.store else {}
@@ -282,17 +296,21 @@ def _timed(
                 will, will_read = _read(b.timed.at, row, new) if b else (None, "no such move")
                 if was == will or not _near(was, will, reach):
                     continue
+                key = str(row[rule.key_column])
+                record = records.get((app, table, key, b.number)) if b else None
+                aside = will is not None and record is not None and record.holds(will, now)
                 changed.append(
                     Changed(
                         "timed",
                         app,
                         table,
-                        str(row[rule.key_column]),
+                        key,
                         f"{from_} → {to}",
                         was,
                         will,
                         was_read,
                         will_read,
+                        aside=aside,
                     )
                 )
     return changed
@@ -506,9 +524,13 @@ def _sends(
     at = parse_wall_time(lead.at) if lead.at else None
     query = candidates_query(store, number, reminder, now, hours, at).limit(None)
     key_column = store.spec(reminder.before.table).key
+    address = reminder_address(store.app, reminder)
     found: dict[str, tuple[datetime | None, datetime, Row]] = {}
     for row in conn.execute(query).mappings():
         values = dict(row)
+        to = values.get(address) if address else None
+        if not isinstance(to, str) or not to.strip():
+            continue  # no address: never queued (core.reminders)
         linked = values.pop(_LEAD, None) if lead.via is not None else settings.get("own")
         lead_h = lead_hours(lead, linked, settings.get("fallback"))
         moment = values[reminder.before.at]

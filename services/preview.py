@@ -26,6 +26,7 @@ from core.manifest.check import check_manifest
 from core.manifest.model import load_app
 from core.moments import Tables
 from core.preview import HORIZON, Preview, Side, compare, lead_tables
+from core.set_aside import read_set_aside
 from core.store import Row, Store
 from core.values import checked_value
 from services.apps import app_store
@@ -169,7 +170,8 @@ def _run(
                     old_tables = _tables(conn, old, new, touched.get(name, []))
                     new_tables = _apply(old_tables, new, touched.get(name, []))
                     sides[name] = (Side(old, old_tables), Side(new, new_tables))
-                return compare(conn, sides, now=now, horizon=horizon)
+                records = read_set_aside(conn, sorted(sides))
+                return compare(conn, sides, now=now, horizon=horizon, records=records)
             finally:
                 conn.rollback()  # a preview writes nothing
     except SQLAlchemyError as error:

@@ -251,6 +251,7 @@ SCHEMAS: dict[str, Any] = {
                         "effect": {
                             "enum": [
                                 "due-at-once",
+                                "set-aside",
                                 "no-longer-due",
                                 "still-due",
                                 "later",

@@ -154,7 +154,8 @@ HOURS = [(day, "11:00", "23:00") for day in ("mon", "tue", "wed", "thu", "fri", 
 
 
 def tickets_manifest() -> dict[str, Any]:
-    return json.loads((ROOT / "examples" / "tickets.json").read_text())
+    manifest: dict[str, Any] = json.loads((ROOT / "examples" / "tickets.json").read_text())
+    return manifest
 
 
 @dataclass

@@ -20,8 +20,8 @@ from services.storage import engine_for, open_session
 from tests.integration.preview_fixtures import Diner, build_diner
 
 
-def utc(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=UTC)  # type: ignore[misc]
+def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -166,6 +166,8 @@ def test_a_reminder_lead_raised(diner: Diner) -> None:
     diner.insert(
         "orders", email="c@example.com", pickup_at=utc(2026, 10, 23, 15), status="collected"
     )
+    # No address: never reminded (the reminder queue skips it), so not listed.
+    diner.insert("orders", pickup_at=utc(2026, 10, 23, 15), status="placed")
     found = preview(diner, "diner.settings.reminder_hours=5", now=now)
     assert moments(found, "orders") == {
         str(at_once): (utc(2026, 10, 23, 13), utc(2026, 10, 23, 10), "due-at-once"),
@@ -239,6 +241,16 @@ def test_a_preview_writes_nothing_and_its_due_at_once_is_what_the_sweep_then_mov
     diner.insert("orders", pickup_at=utc(2026, 10, 30, 12), status="placed")
     diner.insert("orders", pickup_at=utc(2026, 10, 24, 12), status="placed")
     diner.insert("offers", made_at=utc(2026, 10, 23, 20), status="open")  # due 21:00Z: not yet
+    # The third was refused at 20:00Z before (an hour set aside until 21:00Z): the sweep
+    # passes it by, and so does the preview.
+    diner.sql(
+        "INSERT INTO adminium.set_aside (app, table_name, row_key, rule, code, moment, at, until)"
+        " VALUES ('diner', 'orders', :key, 1, 'STATE_MOVE_REFUSED', :moment, :at, :until)",
+        key=str(keys[2]),
+        moment=utc(2026, 10, 23, 20),
+        at=utc(2026, 10, 23, 20, 1),
+        until=utc(2026, 10, 23, 21, 1),
+    )
     database = diner.engine.url.database
     assert database is not None
     before_rows = _contents(diner)
@@ -257,10 +269,12 @@ def test_a_preview_writes_nothing_and_its_due_at_once_is_what_the_sweep_then_mov
     assert before - start == 1
     assert after - before == before - start
     assert _contents(diner) == before_rows
-    assert sorted(int(c.key) for c in found.due_at_once) == keys
+    assert sorted(int(c.key) for c in found.due_at_once) == keys[:2]
+    assert [int(c.key) for c in found.of("set-aside")] == [keys[2]]
     # Saved, then swept at the same now: exactly those rows move.
     diner.sql("UPDATE diner.opening_hours SET closes = '21:00' WHERE weekday = 'fri'")
     saved = diner.store()
     store = Store(diner.engine, saved.app, saved.zone, connection="diner")
     report = sweep_connection([store], connection="diner", now=now)
-    assert sorted(int(d.key) for d in report.moved) == keys
+    assert sorted(int(d.key) for d in report.moved) == keys[:2]
+    assert [int(d.key) for d in report.passed_by] == [keys[2]]
