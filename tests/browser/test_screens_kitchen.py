@@ -282,6 +282,7 @@ def test_row_page_and_history_use_the_manifests_titles(
 ) -> None:
     screens_site.clock.now = at("2026-07-10 09:00")
     sign_in(page, base, "manager@venue.test", "/apps/venue/venue/orders")
+    wait_live(page)  # signed in, on the board
     # A row made through the write pipeline has its creation in its history.
     made = create_row(
         screens_site.store(),

@@ -71,9 +71,9 @@ def show_columns(connection: str, name: str, table: str) -> str:
 
 
 @bp.app_template_global()
-def clock_state_of(connection: Connection) -> ClockState:
+def clock_state_of(connection: Connection, fresh: bool = False) -> ClockState:
     """A connection's one clock state (the header's and the wall's words)."""
-    return clock_state(connection)
+    return clock_state(connection, fresh)
 
 
 SEVERITY = {"running": 0, "paused": 1, "stalled": 2, "redis": 3}

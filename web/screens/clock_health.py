@@ -9,6 +9,7 @@ banner already says why nothing moves.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -26,6 +27,8 @@ from web.context import clock, publisher
 
 log = logging.getLogger(__name__)
 
+LIVE_PATH = "/live"
+"""The path the live hub renders its pushes under (`web.live`)."""
 NEXT_DUE_LOOK = 20
 """How many pending moves the card reads to find the next one not set aside."""
 
@@ -85,9 +88,21 @@ def redis_answers() -> bool:
     return True
 
 
-def clock_state(connection: Connection) -> ClockState:
-    """A connection's state now, read once per request (the header and the banner share it)."""
+PUSH_READ_SECONDS = 1.0
+"""How long a state read for a live push serves the pushes after it (a burst of moves is
+rendered with one read a second, not one per card; a page's own request always reads)."""
+_pushed: dict[str, tuple[float, ClockState]] = {}
+
+
+def clock_state(connection: Connection, fresh: bool = False) -> ClockState:
+    """A connection's state now, read once per request (the header and the banner share it);
+    `fresh` reads it again even in a push (the push that says the state changed)."""
     cache: dict[str, ClockState] = request.environ.setdefault("adminium.clock_states", {})
+    if connection.name not in cache and request.path == LIVE_PATH and not fresh:
+        read = _pushed.get(connection.name)
+        fresh = read is not None and time.monotonic() - read[0] < PUSH_READ_SECONDS
+        if read is not None and fresh and (read[1].kind == "paused") == connection.paused:
+            cache[connection.name] = read[1]
     if connection.name not in cache:
         health = None
         stores = [] if connection.paused else swept_stores(connection)
@@ -100,6 +115,8 @@ def clock_state(connection: Connection) -> ClockState:
                     "connection %s: its database did not answer the sweep check", connection.name
                 )
         cache[connection.name] = state_of(connection, health)
+        if request.path == LIVE_PATH:
+            _pushed[connection.name] = (time.monotonic(), cache[connection.name])
     return cache[connection.name]
 
 
