@@ -11,6 +11,10 @@ Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/p
      or --punctual: 1,000 connections on the workers docs/operations.md advises, 300 rows due at
      one minute spread over them (every row must move within 60 s: rows_late), without and
      with an outbox producer in every app (the tick then enqueues 1,000 drains).
+     or --due-first: as --punctual (no drains), the processes started a minute early so
+     that minute's sweeps leave their due hints; the watched minute once with the hints
+     deleted just before its tick (the order as before: served longest ago first) and once
+     with them (due first), turn about, twice. Goal: lag p95 <= 5 s with the hints.
      or --throughput N: K = 1 and 2 workers started as the Procfile does, then four
      minutes of N idle connections' sweeps, each enqueued at once by the tick's own enqueue
      once the one before has drained: per pass, jobs per second from the first job started
@@ -19,6 +23,11 @@ Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/p
      minute (every manifest new to them). Each of two workers gets about half the sweeps of
      a minute, so it has met about 1/2, 3/4, 7/8 of the apps before passes 2, 3, 4 (one
      worker: all of them before pass 2): pass 4 is the steady minute.
+     or --own N: N connections each on a database of its own (N databases made with unique
+     names, dropped at the end), then N connections sharing 4 databases by schema, each
+     with 1 and 2 workers started as the Procfile starts them: one idle minute watched
+     (every connection swept within it, 0 dropped), then three throughput passes; prints
+     connections per worker-minute (the last pass's jobs/s x 60 / workers) side by side.
      or --tick N: the tick's two parts at N connections in this process, 5 ticks: reading
      the names with minute work, enqueuing their sweeps (the first tick parses every
      manifest; the later ones only those saved since).
@@ -47,12 +56,13 @@ from rq.registry import FinishedJobRegistry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale_setup import ROOT, World, redis_server, server_url
+from scale_setup import DATABASES, ROOT, World, redis_server, server_url
 
 from adminium.supervisor import read_procfile
 from jobs.sweep import minute_of, sweep_job_id
 from jobs.tick import enqueue_minute
 from services.connections import connections_with_minute_work
+from services.due_hints import HINTS
 from services.storage import engine_for, open_session
 from services.sweep_ledger import QUEUE, WAITING
 
@@ -100,18 +110,30 @@ def next_minute(lead: float) -> datetime:
     return minute if (minute - now).total_seconds() >= lead else minute + timedelta(minutes=1)
 
 
-def advised_workers(connections: int, rows_due: int) -> int:
-    """docs/operations.md, Running at scale: one worker per 2,000 idle connections, one more
-    per ~5,000 rows due in the same minute, and never fewer than two."""
-    return max(2, math.ceil(connections / 2000) + math.ceil(rows_due / 5000))
+def advised_workers(connections: int, rows_due: int, own_databases: bool = False) -> int:
+    """docs/operations.md, Running at scale: one worker per 1,500 idle connections sharing
+    databases (750 on databases of their own), one more per ~5,000 rows due in the same
+    minute, and never fewer than two."""
+    per = 750 if own_databases else 1500
+    return max(2, math.ceil(connections / per) + math.ceil(rows_due / 5000))
 
 
 def run(
-    world: World, size: int, workers: int, due: int, spread: int = 0, mail: bool = False
+    world: World,
+    size: int,
+    workers: int,
+    due: int,
+    spread: int = 0,
+    mail: bool = False,
+    before: bool = False,
+    hints: bool = True,
 ) -> dict[str, object]:
+    """One watched minute. With `before`, the processes start a minute earlier, so the
+    minute before it is swept too (the sweeps leave their due hints); without `hints`,
+    the hints are deleted just before the watched minute's tick (the order as before)."""
     control = world.control(size, mail)
     world.reset(size)
-    minute = next_minute(LEAD + 20)
+    minute = next_minute(LEAD + 20 + (60 if before else 0))
     if due:
         # Due at the minute's first second and the 19 seconds before it: all due at its tick.
         world.add_due(size, due, [minute - timedelta(seconds=s) for s in range(due)])
@@ -127,9 +149,14 @@ def run(
             "REDIS_URL": redis_url,
             "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
         }
-        time.sleep(max(0.0, (minute - datetime.now(UTC)).total_seconds() - LEAD))
+        lead = LEAD + (60 if before else 0)
+        time.sleep(max(0.0, (minute - datetime.now(UTC)).total_seconds() - lead))
         processes = start([procfile["clock"]] + [procfile["worker"]] * workers, env)
         try:
+            if not hints:
+                time.sleep(max(0.0, (minute - datetime.now(UTC)).total_seconds() - 1.5))
+                with Redis.from_url(redis_url) as hinted:
+                    hinted.delete(HINTS)
             time.sleep(max(0.0, (minute - datetime.now(UTC)).total_seconds() + 60))
         finally:
             stop(processes)
@@ -153,6 +180,7 @@ def run(
     return {
         "connections": size,
         "workers": workers,
+        "due_hints": hints,
         "mail_drains": mail,
         "due_each": due,
         "due_spread": spread,
@@ -365,6 +393,66 @@ def tick(world: World, size: int, ticks: int = 5) -> list[dict[str, object]]:
     return found
 
 
+def own_databases(size: int, workers: list[int]) -> None:
+    """Each connection its own database beside connections sharing 4 by schema: the
+    minute swept whole and the workers' rate, per worker-minute."""
+    per_minute: dict[str, dict[int, float]] = {}
+    for label, databases in (("own", size), ("shared", DATABASES)):
+        world = World(server_url(), size, databases)
+        try:
+            made = time.monotonic()
+            world.install()
+            print(
+                json.dumps(
+                    {
+                        "mode": "own",
+                        "databases": databases,
+                        "setup_s": round(time.monotonic() - made),
+                    }
+                ),
+                flush=True,
+            )
+            for count in workers:
+                minute = run(world, size, count, 0)
+                passes = throughput(world, size, count, passes=3)
+                rate = float(passes[-1]["jobs_per_s"] or 0)  # type: ignore[arg-type]
+                per_minute.setdefault(label, {})[count] = rate * 60 / count
+                print(
+                    json.dumps(
+                        {
+                            "mode": "own",
+                            "connections": size,
+                            "databases": databases,
+                            "workers": count,
+                            "finished_in_minute": minute["finished_in_minute"],
+                            "dropped": minute["dropped"],
+                            "job_ms_median": minute["job_ms_median"],
+                            "job_ms_p95": minute["job_ms_p95"],
+                            "sweep_start_s_max": minute["sweep_start_s_max"],
+                            "jobs_per_s_by_pass": [p["jobs_per_s"] for p in passes],
+                            "connections_per_worker_minute": int(rate * 60 / count),
+                        }
+                    ),
+                    flush=True,
+                )
+        finally:
+            world.drop()
+    for count in workers:
+        own, shared = per_minute["own"][count], per_minute["shared"][count]
+        print(
+            json.dumps(
+                {
+                    "mode": "own",
+                    "workers": count,
+                    "own_per_worker_minute": int(own),
+                    "shared_per_worker_minute": int(shared),
+                    "own_to_shared": round(own / shared, 2) if shared else None,
+                }
+            ),
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="50,200,1000")
@@ -378,7 +466,24 @@ def main() -> None:
     )
     parser.add_argument("--throughput", type=int, default=0, metavar="N")
     parser.add_argument("--tick", type=int, default=0, metavar="N")
+    parser.add_argument("--own", type=int, default=0, metavar="N")
+    parser.add_argument("--due-first", action="store_true")
     options = parser.parse_args()
+    if options.due_first:
+        world = World(server_url(), 1000)
+        try:
+            world.install()
+            workers = advised_workers(1000, 300)
+            for _ in range(2):
+                for hints in (False, True):
+                    found = run(world, 1000, workers, 0, spread=300, before=True, hints=hints)
+                    print(json.dumps({"mode": "due-first", **found, "goal_p95_s": 5.0}), flush=True)
+        finally:
+            world.drop()
+        return
+    if options.own:
+        own_databases(options.own, [int(k) for k in options.workers.split(",")])
+        return
     sizes = [int(s) for s in options.sizes.split(",")]
     if options.tick:
         world = World(server_url(), options.tick)  # the control plane only: no venue schemas

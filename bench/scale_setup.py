@@ -1,7 +1,9 @@
 """bench/scale.py's world: venue databases, a control plane listing N connections, a Redis.
 
 Connections share a few venue databases, each its own schema holding the sweep tests'
-shop (orders lapse at `due_at`). Each orders table gets a `moved_at` column that a
+shop (orders lapse at `due_at`); or, with `databases` equal to the size, each connection
+has a database of its own (as each venue does), created with a unique name and dropped
+at the end. Each orders table gets a `moved_at` column that a
 trigger fills with the database's clock when a row leaves `placed`, so a move's lag is
 measured where it commits, not where the sweep read `now`.
 """
@@ -65,12 +67,13 @@ def with_database(server: str, name: str) -> str:
 class World:
     """Venue databases with `size` schemas in all, and control planes over the first N."""
 
-    def __init__(self, server: str, size: int) -> None:
+    def __init__(self, server: str, size: int, databases: int = DATABASES) -> None:
         self.server = server
         self.tag = uuid.uuid4().hex[:8]
         self.size = size
+        self.databases = databases
         self.created: list[str] = []
-        self.venues = [self._create(f"adm_scale_{self.tag}_v{d}") for d in range(DATABASES)]
+        self.venues = [self._create(f"adm_scale_{self.tag}_v{d}") for d in range(databases)]
 
     def _create(self, name: str) -> str:
         with psycopg.connect(self.server, autocommit=True) as conn:
@@ -80,7 +83,12 @@ class World:
 
     def venue_of(self, index: int) -> tuple[str, str]:
         """(database URL, schema) of the index-th connection."""
-        return self.venues[index % DATABASES], f"s{index}"
+        return self.venues[index % self.databases], f"s{index}"
+
+    def schemas_in(self, url: str, count: int) -> list[str]:
+        """The schemas of the first `count` connections that live in the database at `url`."""
+        start = self.venues.index(url)
+        return [f"s{i}" for i in range(start, count, self.databases)]
 
     def manifest(self, index: int, mail: bool = False) -> dict[str, object]:
         """The shop in its schema; with `mail`, it also emails a lapsed order's `email`
@@ -98,18 +106,19 @@ class World:
         for url in self.venues:
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute(MOVED_AT)
-        engines = {url: make_engine(url) for url in self.venues}
-        for index in range(self.size):
-            url, schema = self.venue_of(index)
-            install_app(engines[url], load_app(self.manifest(index, mail=True)))
-            with engines[url].begin() as conn:
-                conn.exec_driver_sql(f"INSERT INTO {schema}.settings DEFAULT VALUES")
-                conn.exec_driver_sql(
-                    f"ALTER TABLE {schema}.orders ADD COLUMN moved_at timestamptz; "
-                    f"CREATE TRIGGER moved_at BEFORE UPDATE ON {schema}.orders "
-                    "FOR EACH ROW EXECUTE FUNCTION public.bench_moved_at()"
-                )
-        for engine in engines.values():
+            # One venue database at a time: a thousand open engines would pass the
+            # server's max_connections.
+            engine = make_engine(url)
+            for index in range(self.venues.index(url), self.size, self.databases):
+                schema = self.venue_of(index)[1]
+                install_app(engine, load_app(self.manifest(index, mail=True)))
+                with engine.begin() as conn:
+                    conn.exec_driver_sql(f"INSERT INTO {schema}.settings DEFAULT VALUES")
+                    conn.exec_driver_sql(
+                        f"ALTER TABLE {schema}.orders ADD COLUMN moved_at timestamptz; "
+                        f"CREATE TRIGGER moved_at BEFORE UPDATE ON {schema}.orders "
+                        "FOR EACH ROW EXECUTE FUNCTION public.bench_moved_at()"
+                    )
             engine.dispose()
 
     def control(self, count: int, mail: bool = False) -> str:
@@ -140,7 +149,9 @@ class World:
         """`per` placed orders in each of the first `count` schemas, due at `moments` in turn."""
         added = 0
         for url in self.venues:
-            schemas = [self.venue_of(i)[1] for i in range(count) if self.venue_of(i)[0] == url]
+            schemas = self.schemas_in(url, count)
+            if not schemas:
+                continue
             with psycopg.connect(url, autocommit=True) as conn:
                 for schema in schemas:
                     due = [moments[(added + k) % len(moments)] for k in range(per)]
@@ -169,7 +180,9 @@ class World:
     def reset(self, count: int) -> None:
         """Empty the first `count` schemas' orders, set-aside records and sweep records."""
         for url in self.venues:
-            schemas = [self.venue_of(i)[1] for i in range(count) if self.venue_of(i)[0] == url]
+            schemas = self.schemas_in(url, count)
+            if not schemas:
+                continue
             with psycopg.connect(url, autocommit=True) as conn:
                 for schema in schemas:
                     conn.execute(sql.SQL("TRUNCATE {}.orders").format(sql.Identifier(schema)))
@@ -179,7 +192,9 @@ class World:
         """Seconds from each moved row's moment to its move, over the first `count` schemas."""
         found: list[float] = []
         for url in self.venues:
-            schemas = [self.venue_of(i)[1] for i in range(count) if self.venue_of(i)[0] == url]
+            schemas = self.schemas_in(url, count)
+            if not schemas:
+                continue
             with psycopg.connect(url) as conn:
                 for start in range(0, len(schemas), 200):
                     union = sql.SQL(" UNION ALL ").join(
@@ -196,7 +211,9 @@ class World:
         """Placed orders left in the first `count` schemas."""
         left = 0
         for url in self.venues:
-            schemas = [self.venue_of(i)[1] for i in range(count) if self.venue_of(i)[0] == url]
+            schemas = self.schemas_in(url, count)
+            if not schemas:
+                continue
             with psycopg.connect(url) as conn:
                 for schema in schemas:
                     query = sql.SQL("SELECT count(*) FROM {}.orders WHERE status = 'placed'")
