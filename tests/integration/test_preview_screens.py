@@ -114,3 +114,7 @@ def test_a_change_making_nothing_due_saves_at_once_and_another_table_has_no_prev
     assert "Saved:" in saved
     order = client.get(f"/apps/diner/diner/orders/{later}").text
     assert "Preview</button>" not in order
+    # A table without states has no board: its row page links to the connection instead.
+    hours = client.get(f"/apps/diner/diner/opening_hours/{sat}").text
+    assert 'href="/apps/diner/diner/opening_hours"' not in hours
+    assert 'href="/connections/diner">Diner</a> · Opening hours' in hours
