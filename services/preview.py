@@ -132,6 +132,14 @@ def preview_values(
                 f"several apps have a table {table!r}: write app.{table}", {"table": table}
             )
         store = owners[0]
+        if table not in store.clock_tables() | lead_tables(store):
+            # A row's own columns are the row's to change; a preview reads what moments
+            # read besides the row (and reading such a table whole would cost the table).
+            raise InvalidValue(
+                f"{table!r} is no table the app's moments read as settings or hours: a "
+                "preview takes changes to those",
+                {"table": table},
+            )
         columns = {c.ref: c for c in store.spec(table).columns}
         if change.column not in columns:
             raise InvalidValue(

@@ -89,6 +89,10 @@ def test_a_bad_change_exits_1_with_one_line(diner: Diner) -> None:
     result = run(diner, "preview", "diner", "--set", "opening_hours.closes=21:00")
     assert result.exit_code == 1
     assert "opening_hours names 7 rows, not one" in result.output
+    key = diner.insert("orders", pickup_at=datetime(2026, 10, 23, 12, tzinfo=UTC), status="placed")
+    row = run(diner, "preview", "diner", "--set", f"orders[{key}].pickup_at=2026-10-23T09:00Z")
+    assert row.exit_code == 1
+    assert "'orders' is no table the app's moments read as settings or hours" in row.output
 
 
 def _offers(diner: Diner, count: int) -> None:
