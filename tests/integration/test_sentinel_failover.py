@@ -1,0 +1,226 @@
+"""Issue 26: a Redis that fails over. Three redis-servers (a primary, two replicas) and three
+sentinels of the test's own; the Procfile's web, worker and clock on
+REDIS_URL=redis+sentinel://…; rows fall due at a minute boundary and the primary is
+SIGKILLed a second before it. A new primary is elected, the rows due move within 30 s of
+the kill (bench/failover.py measures the delay), each once, the minute's sweep is not
+dropped, an open screen's socket opens again and receives the next move, and the old
+primary comes back as a replica; nothing was restarted."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+import pytest
+import requests
+from rq import Worker
+from rq.cron import CronScheduler
+from simple_websocket import Client, ConnectionClosed
+
+from services import redis_client, sweep_ledger
+from services.apps import add_app
+from services.connections import add_connection
+from services.storage import engine_for, open_session, upgrade_control_plane
+from services.users import add_user
+from tests.integration.procfile_web import procfile_web
+from tests.integration.recovery_fixtures import start_procfile_process, stop_process, unique_name
+from tests.integration.screens_fixtures import PASSWORD, csrf_of
+from tests.integration.sentinel_fixtures import failover_redis
+from tests.integration.sweep_fixtures import SHOP
+
+pytestmark = pytest.mark.integration
+
+ROWS = 12
+"""Orders due a second before the minute boundary the primary dies across."""
+SETUP_SECONDS = 14
+"""About how long the databases, the six Redis processes and web, worker and clock take."""
+SECRET = "sentinel-test-secret-key-0123456789abcdef"
+
+
+def next_boundary(at_least: float) -> datetime:
+    """The next minute boundary at least `at_least` seconds from now."""
+    now = datetime.now(UTC)
+    found = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    return found if found - now >= timedelta(seconds=at_least) else found + timedelta(minutes=1)
+
+
+def sleep_until(moment: datetime) -> None:
+    time.sleep(max(0.0, (moment - datetime.now(UTC)).total_seconds()))
+
+
+def until(what: str, check: Callable[[], object], seconds: float) -> float:
+    """Wait (bounded, 50 ms steps) until `check` holds; the monotonic time it first did."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {seconds} s: {what}")
+        time.sleep(0.05)
+    return time.monotonic()
+
+
+def signed_in_cookie(port: int, email: str) -> str:
+    """Sign in through the web's form: the session cookie an open screen sends."""
+    browser = requests.Session()
+    page = browser.get(f"http://127.0.0.1:{port}/signin", timeout=10)
+    answer = browser.post(
+        f"http://127.0.0.1:{port}/signin",
+        data={"email": email, "password": PASSWORD, "csrf_token": csrf_of(page.text)},
+        allow_redirects=False,
+        timeout=10,
+    )
+    assert answer.status_code == 302, answer.text
+    return f"session={browser.cookies['session']}"
+
+
+def open_socket(port: int, path: str, cookie: str) -> Client | None:
+    """A live socket the web keeps open (it refuses one while it is not subscribed)."""
+    try:
+        socket = Client.connect(f"ws://127.0.0.1:{port}{path}", headers={"Cookie": cookie})
+    except (ConnectionError, OSError, ConnectionClosed):
+        return None
+    try:
+        socket.receive(timeout=0.3)
+    except ConnectionClosed:
+        return None
+    return socket if socket.connected else None
+
+
+def test_a_primary_killed_across_a_minute_boundary_fails_over_and_rows_move_once(
+    tmp_path: Path, make_database: Callable[[], str]
+) -> None:
+    boundary = next_boundary(SETUP_SECONDS)
+    control, venue = make_database(), make_database()
+    upgrade_control_plane(control)
+    name = unique_name()
+    with open_session(control) as session:
+        add_connection(session, name, venue, "Europe/London")
+        add_app(session, name, SHOP, create_tables=True)
+        admin = add_user(session, "admin@failover.test", "admin", None, password=PASSWORD)
+    token = admin.token
+    board = f"/live?screen=board&connection={name}&app=shop&table=orders&q=&state="
+
+    with failover_redis(tmp_path) as redis_set:
+        url = redis_set.url
+        env = {"DATABASE_URL": control, "REDIS_URL": url}
+        logs = {p: tmp_path / f"{p}.log" for p in ("worker", "clock")}
+        processes = {p: start_procfile_process(p, env, log) for p, log in logs.items()}
+        config = {"DATABASE_URL": control, "REDIS_URL": url, "SECRET_KEY": SECRET}
+        try:
+            with procfile_web(config) as port:
+                cookie = signed_in_cookie(port, "admin@failover.test")
+                client = redis_client.connect(url)
+                until("the worker registered", lambda: len(Worker.all(connection=client)) == 1, 30)
+                until("the clock registered", lambda: CronScheduler.all(connection=client), 30)
+                if boundary - datetime.now(UTC) < timedelta(seconds=3):
+                    boundary = next_boundary(3)  # setting up took longer than the wait
+                with psycopg.connect(venue, autocommit=True) as conn:
+                    conn.execute("INSERT INTO settings DEFAULT VALUES")
+                    conn.execute(
+                        "INSERT INTO orders (status, due_at)"
+                        " SELECT 'placed', %s FROM generate_series(1, %s)",
+                        (boundary - timedelta(seconds=1), ROWS),
+                    )
+                    row = conn.execute(
+                        "INSERT INTO orders (status, due_at) VALUES ('placed', %s) RETURNING id",
+                        (boundary + timedelta(hours=1),),
+                    ).fetchone()
+                    assert row is not None
+                    later = int(row[0])
+                socket = open_socket(port, board, cookie)
+                assert socket is not None, "the screen's socket did not open"
+
+                old = redis_set.primary()
+                assert old == redis_set.data_ports[0]
+                sleep_until(boundary - timedelta(seconds=1))
+                killed = redis_set.kill(old)
+                elected = until("a new primary elected", lambda: redis_set.primary() != old, 30)
+                new = redis_set.primary()
+                assert new in redis_set.data_ports[1:]
+                assert redis_set.role(new) == "master"
+                redis_set.start_data_node(old, None)  # back as it was: a primary, no data
+
+                def moved() -> int:
+                    with psycopg.connect(venue) as conn:
+                        found = conn.execute(
+                            "SELECT count(*) FROM orders WHERE status = 'cancelled'"
+                        ).fetchone()
+                    return int(found[0]) if found else 0
+
+                first = until("a row due across the failover moved", lambda: moved() > 0, 30)
+                until("every row due moved", lambda: moved() == ROWS, 30)
+
+                # The hub lost its subscription with the primary (1011: the screen reopens
+                # its socket and refetches); a reopened socket receives the next move.
+                with pytest.raises(ConnectionClosed):
+                    while True:
+                        socket.receive(timeout=5)
+                        assert time.monotonic() < killed + 30, "the socket stayed open"
+                reopened: list[Client] = []
+                until(
+                    "the screen's socket opened again",
+                    lambda: (
+                        reopened.append(s) or True
+                        if (s := open_socket(port, board, cookie))
+                        else False
+                    ),
+                    30,
+                )
+                answer = requests.post(
+                    f"http://127.0.0.1:{port}/api/apps/{name}/shop/tables/orders/rows/{later}/moves",
+                    json={"to": "done"},
+                    headers={"Authorization": f"Bearer {token}"},
+                    timeout=10,
+                )
+                assert answer.status_code == 200, answer.text
+                pushed: list[str] = []
+
+                def received_the_move() -> bool:
+                    try:
+                        message = reopened[0].receive(timeout=0.5)
+                    except ConnectionClosed:
+                        return False
+                    if message is not None:
+                        pushed.append(str(message))
+                    card = f'id="row-orders-{later}" data-state="done"'
+                    return any(card in message for message in pushed)
+
+                until("the reopened socket received the next move", received_the_move, 15)
+                reopened[0].close()
+
+                # The old primary, started again as it was, is made a replica of the new one.
+                until(
+                    "the old primary is a replica in sync",
+                    lambda: redis_set.role(old) == "slave" and redis_set.in_sync(old),
+                    40,
+                )
+                for process, log in logs.items():
+                    assert processes[process].poll() is None, log.read_text()
+                # The minute's sweep ran (not dropped): no waiting mark left, no drop counted.
+                dropped = sweep_ledger.missed(client, name)
+                waiting = client.hget(sweep_ledger.WAITING, name)
+                client.close()
+        finally:
+            for process in processes.values():
+                stop_process(process)
+
+    print(f"new primary {elected - killed:.1f} s after the kill; first move {first - killed:.1f} s")
+    assert first - killed <= 30
+    assert (dropped, waiting) == (None, None)
+    with psycopg.connect(venue) as conn:
+        audited = conn.execute(
+            "SELECT row_key, count(*) FROM adminium.audit"
+            " WHERE actor_kind = 'clock' AND move_to = 'cancelled' GROUP BY row_key"
+        ).fetchall()
+        left = conn.execute("SELECT status FROM orders WHERE id = %s", (later,)).fetchone()
+        sweeps = conn.execute(
+            "SELECT outcome, moved FROM adminium.sweeps WHERE at >= %s AND at < %s",
+            (boundary, boundary + timedelta(minutes=1)),
+        ).fetchall()
+    assert sorted(count for _, count in audited) == [1] * ROWS  # 0 double, 0 lost
+    assert left == ("done",)  # moved by hand after the failover, not by the clock
+    assert sweeps == [("done", ROWS)]  # the boundary's minute was swept, once
+    engine_for(control).dispose()
+    engine_for(venue).dispose()
