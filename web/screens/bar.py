@@ -31,8 +31,9 @@ def _state_tables(app: App) -> list[str]:
 @pass_context
 def app_bar(context: Context) -> list[BarLink]:
     """The bar for the screen being drawn (none off a connection's screens). Board and Wall
-    lead to the table on screen, else the app's first table with states; with several
-    apps, each app's Board, Wall and Outbox carry its title."""
+    lead to the table on screen, else the app's first table with states. On an app's screen
+    the bar is that app's alone; on the connection's lists (pending, set aside, deliveries)
+    each app's Board, Wall and Outbox carry its title."""
     connection = context.get("connection")
     if not isinstance(connection, Connection):
         return []
@@ -40,14 +41,16 @@ def app_bar(context: Context) -> list[BarLink]:
     here = request.endpoint or ""
     shown_app = context.get("app")
     shown_table = _shown_table(context)
-    boards = [a for a in apps if _state_tables(a)]
+    # On one app's screen the bar is that app's; on the connection's lists, every app's.
+    focus = [a for a in apps if on_app(shown_app, a)] or apps
+    boards = [a for a in focus if _state_tables(a)]
     links: list[BarLink] = []
 
     def titled(words: str, app: App, among: list[App]) -> str:
         return words if len(among) < 2 else f"{words} · {app.model.title or app.name}"
 
     def on(app: App) -> bool:
-        return isinstance(shown_app, App) and shown_app.id == app.id
+        return on_app(shown_app, app)
 
     for endpoint, words in (("boards.show_board", "Board"), ("boards.show_wall", "Wall")):
         for app in boards:
@@ -71,7 +74,7 @@ def app_bar(context: Context) -> list[BarLink]:
             here.startswith("set_aside."),
         )
     )
-    mailing = [a for a in apps if a.model.outbox and a.model.outbox.producers]
+    mailing = [a for a in focus if a.model.outbox and a.model.outbox.producers]
     for app in mailing:
         href = url_for("outbox.show_outbox", connection=name, name=app.name)
         links.append(
@@ -94,6 +97,11 @@ def app_bar(context: Context) -> list[BarLink]:
                 )
             )
     return links
+
+
+def on_app(shown: object, app: App) -> bool:
+    """Whether the screen drawn is one of `app`'s."""
+    return isinstance(shown, App) and shown.id == app.id
 
 
 def _shown_table(context: Context) -> str | None:
