@@ -6,7 +6,7 @@ import json
 import logging
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +36,10 @@ class SampleRow:
     key: Any
     state: str | None
     events: tuple[RowEvent, ...] = ()
+    place: int = 0
+    """The row's place in its table's list in the sample file, from 1."""
+    label: str | None = None
+    """Its `"@as"` label in the sample file, if any."""
 
 
 def sample_actor(app: App) -> Actor:
@@ -62,13 +66,13 @@ def add_sample(store: Store, sample: SampleFile, *, now: datetime) -> list[Sampl
     for table, rows in sample.rows.items():
         if table in have_setup:
             continue
-        for row in rows:
+        for place, row in enumerate(rows, 1):
             if tables is None:
                 with store.engine.connect() as conn:
                     tables = store.read_clock_tables(conn, read_tables)
             ctx = Context(app=app, now=now, zone=store.zone, tables=tables, labels=labels)
             label, values = resolve_row(table, row, ctx)
-            written = _add_row(store, table, values, actor, now)
+            written = replace(_add_row(store, table, values, actor, now), place=place, label=label)
             if table in read_tables:
                 _keep_as_setup(store, table, written.key)
             if label is not None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from core.automations import watching
 from core.sample_data import SampleRow, add_sample, marked_keys, removal_events, remove_sample
+from core.sample_preview import SampleDue, sample_due
 from core.samples import SampleFile, load_sample
 from core.store import Store
 from services.deliveries import DRAIN
@@ -34,6 +35,17 @@ def add_kept_sample(
     if path is None:
         return None
     return add_sample_data(store, load_sample(path), now=now, publisher=publisher)
+
+
+def kept_sample_due(
+    store: Store, *, now: datetime, folder: Path = EXAMPLES
+) -> list[SampleDue] | None:
+    """Which rows of the app's kept sample set the next sweep would move (or give their
+    hold back) as soon as they are added, asked writing nothing (None when it keeps none)."""
+    path = sample_path(store.app.name, folder)
+    if path is None:
+        return None
+    return sample_due(store, load_sample(path), now=now)
 
 
 def add_sample_data(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from flask import current_app, render_template
+from flask import current_app, render_template, request
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from core.errors import AdminiumError
@@ -16,7 +16,7 @@ from core.sample_data import sample_keys
 from services.apps import app_store
 from services.errors import first_line
 from services.models import ADMIN, App, User
-from services.samples import EXAMPLES, add_kept_sample, sample_path
+from services.samples import EXAMPLES, add_kept_sample, kept_sample_due, sample_path
 from services.samples import remove_sample_data as remove_samples
 from web.context import clock, publisher
 from web.errors import Forbidden
@@ -89,9 +89,23 @@ def _sample_app(name: str, app_name: str, verb: str) -> App:
 
 @bp.post("/connections/<name>/apps/<app_name>/sample/add")
 def add_sample_data(name: str, app_name: str) -> str:
-    """Add the app's kept sample set; answer how many rows it added."""
+    """Add the app's kept sample set; answer how many rows it added. When some of its rows
+    would be moved at the next sweep (due at once), nothing is added yet: the answer names
+    them and asks once more ("Add anyway" sends `confirmed=1`)."""
     app = _sample_app(name, app_name, "adding")
     try:
+        if request.form.get("confirmed") != "1":
+            now = clock()
+            store = app_store(app)
+            due = kept_sample_due(store, now=now, folder=samples_folder())
+            if due:
+                return render_template(
+                    "screens/_sample_confirm.html",
+                    app=app,
+                    due=due,
+                    zone=store.zone,
+                    connection_name=name,
+                )
         added = add_kept_sample(
             app_store(app), now=clock(), publisher=publisher(), folder=samples_folder()
         )
