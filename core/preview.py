@@ -122,11 +122,13 @@ class Preview:
         return [c for c in self.of("due-at-once") if c.kind != "reminder"]
 
     def summary(self) -> str:
-        """`3 rows due at once, 12 moments later, 0 earlier` (and reminders when any)."""
+        """`3 rows due at once, 12 moments later, 0 earlier` (and reminders when any); the
+        count decides the noun: `1 row due at once, 1 moment later, 0 earlier`."""
         counts = self.counts()
+        due, later = counts.get("due-at-once", 0), counts.get("later", 0)
         words = (
-            f"{counts.get('due-at-once', 0)} rows due at once, "
-            f"{counts.get('later', 0)} moments later, {counts.get('earlier', 0)} earlier"
+            f"{counted(due, 'row')} due at once, "
+            f"{counted(later, 'moment')} later, {counts.get('earlier', 0)} earlier"
         )
         if counts.get("no-longer-due"):
             words += f", {counts['no-longer-due']} no longer due"
@@ -134,8 +136,13 @@ class Preview:
             words += f", {counts['set-aside']} set aside (passed by while their hour runs)"
         sent, unsent = counts.get("sent-at-once", 0), counts.get("no-longer-sent", 0)
         if sent or unsent:
-            words += f"; {sent} reminders sent at once, {unsent} no longer sent"
+            words += f"; {counted(sent, 'reminder')} sent at once, {unsent} no longer sent"
         return words
+
+
+def counted(count: int, noun: str) -> str:
+    """`1 row`, `0 rows`, `12 rows`: the count and its noun, one or many."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ def test_preview_before_save_then_save_anyway(
     form.get_by_role("button", name="Preview").click()
     words = page.locator(".preview-words")
     expect(words).to_have_text(
-        "Saving makes 3 Orders moved to Cancelled at the next minute; 1 moments earlier."
+        "Saving makes 3 Orders moved to Cancelled at the next minute; 1 moment earlier."
     )
     expect(page.locator(".preview-rows li")).to_have_count(4)
     screenshot("row_preview")

@@ -129,7 +129,7 @@ def test_a_shorter_offer_window_read_from_settings(diner: Diner) -> None:
         str(later): (utc(2026, 10, 23, 12, 40), utc(2026, 10, 23, 12, 10), "earlier"),
         str(gone): (utc(2026, 10, 23, 11, 50), utc(2026, 10, 23, 11, 20), "still-due"),
     }
-    assert found.summary() == "1 rows due at once, 0 moments later, 1 earlier"
+    assert found.summary() == "1 row due at once, 0 moments later, 1 earlier"
     # Nothing the setting does not reach is read: orders and bookings untouched.
     assert {c.table for c in found.changes} == {"offers"}
 
@@ -176,7 +176,7 @@ def test_a_reminder_lead_raised(diner: Diner) -> None:
     assert {c.kind for c in found.changes} == {"reminder"}
     assert found.counts() == {"sent-at-once": 1, "reminder-earlier": 1}
     assert found.summary() == (
-        "0 rows due at once, 0 moments later, 0 earlier; 1 reminders sent at once, 0 no longer sent"
+        "0 rows due at once, 0 moments later, 0 earlier; 1 reminder sent at once, 0 no longer sent"
     )
 
 

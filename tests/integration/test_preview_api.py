@@ -56,7 +56,7 @@ def test_the_api_answers_the_preview_as_json_and_saves_nothing(
     answer = app.test_client().post(PATH, json=body, headers={"Authorization": f"Bearer {token}"})
     assert answer.status_code == 200, answer.json
     found = answer.json
-    assert found["summary"] == "1 rows due at once, 0 moments later, 0 earlier"
+    assert found["summary"] == "1 row due at once, 0 moments later, 0 earlier"
     [change] = found["changes"]
     assert change["key"] == str(key) and change["effect"] == "due-at-once"
     assert (change["old"], change["new"]) == (

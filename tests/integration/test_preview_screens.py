@@ -81,7 +81,7 @@ def test_the_hours_row_previews_then_asks_once_more_before_saving(
     form = {"column": "closes", "value": "21:00"}
     shown = post(client, f"{row}/preview", form)
     assert (
-        "Saving makes 2 Orders moved to Cancelled at the next minute; 1 moments earlier." in shown
+        "Saving makes 2 Orders moved to Cancelled at the next minute; 1 moment earlier." in shown
     )
     for key in (*due, later):
         assert f'href="/apps/diner/diner/orders/{key}"' in shown

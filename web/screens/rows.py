@@ -11,7 +11,7 @@ from core.errors import AdminiumError, echo
 from core.hold_reads import row_postings
 from core.manifest.model import MoveSpec, Table
 from core.pending import rules_of, set_aside_rows, waiting_for_no_time
-from core.preview import Preview
+from core.preview import Preview, counted
 from core.store import Store
 from services.apps import app_store
 from services.models import App, db
@@ -189,7 +189,7 @@ def _edit_preview(app: App, store: Store, table: str, key: Any, column: str) -> 
 
 
 def _preview_words(preview: Preview, store: Store) -> str:
-    """`Saving makes 3 orders move to Cancelled at the next minute; 2 moments earlier.`"""
+    """`Saving makes 3 orders move to Cancelled at the next minute; 1 moment earlier.`"""
     parts: list[str] = []
     groups: dict[tuple[str, str], int] = {}
     for change in preview.due_at_once:
@@ -204,10 +204,10 @@ def _preview_words(preview: Preview, store: Store) -> str:
             parts.append(f"{count} {name} moved to {state_label(to, spec)} at the next minute")
     counts = preview.counts()
     if counts.get("sent-at-once"):
-        parts.append(f"{counts['sent-at-once']} reminders sent at the next minute")
-    for effect, words in (("earlier", "moments earlier"), ("later", "moments later")):
+        parts.append(f"{counted(counts['sent-at-once'], 'reminder')} sent at the next minute")
+    for effect in ("earlier", "later"):
         if counts.get(effect):
-            parts.append(f"{counts[effect]} {words}")
+            parts.append(f"{counted(counts[effect], 'moment')} {effect}")
     if counts.get("no-longer-due"):
         parts.append(f"{counts['no-longer-due']} no longer due")
     if not parts:
