@@ -14,7 +14,7 @@ post.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -51,6 +51,7 @@ from core.sample_marks import is_sample_row
 from core.set_aside import drop_set_aside, set_aside_row, sets_aside
 from core.stamps import takes_value
 from core.store import Row, Store
+from core.totals import total_columns
 
 log = logging.getLogger(__name__)
 
@@ -131,11 +132,14 @@ def make_postings(
     *,
     actor: Actor,
     now: datetime,
+    numbers: Collection[int] | None = None,
 ) -> tuple[RowEvent, ...]:
     """Step 5, once the row is written: takes, give-backs and holds taken for good; the
-    events of the accounts whose balance changed."""
+    events of the accounts whose balance changed. `numbers`: only these postings (from 1;
+    None: every one). A posting whose amount is a total (`total_postings`) is made by the
+    write pipeline at the outermost write's end, from the row as committed."""
     spec = store.spec(table)
-    if plan.skip or not spec.postings:
+    if plan.skip or not spec.postings or (numbers is not None and not numbers):
         return ()
     key = str(row[spec.key])
     ledgers = {ledger.name: ledger for ledger in store.app.ledgers or ()}
@@ -147,6 +151,8 @@ def make_postings(
     # only if it still stands so (core.ledger_entries.write_posting).
     records: list[tuple[PostingRecord, PostingStatus | None]] = []
     for number, posting in enumerate(spec.postings, start=1):
+        if numbers is not None and number not in numbers:
+            continue
         ledger = ledgers[posting.ledger]
         record = plan.records.get(number)
         if record is not None and record.status is PostingStatus.held:
@@ -185,6 +191,17 @@ def make_postings(
 
 
 _BACK = EntryKind.give_back
+
+
+def total_postings(spec: Table) -> frozenset[int]:
+    """The table's postings (numbered from 1) whose amount is a total column: a write's
+    totals are recomputed at its end, so these take the total as committed then."""
+    totals = set(total_columns(spec))
+    return frozenset(
+        number
+        for number, posting in enumerate(spec.postings or (), start=1)
+        if posting.amount in totals
+    )
 
 
 def _with(record: PostingRecord, status: PostingStatus, until: datetime | None) -> PostingRecord:

@@ -8,11 +8,12 @@ late rule; 4 the lock and the database's own refusals; 5 the state, `set`, stamp
 codes; 6 effects; 7 the audit entry, emails, automations; 8 commit, then the events.
 A refusal anywhere is one AdminiumError and the whole transaction rolls back.
 
-The outermost write settles at its end, before its commit (`_settle`): the totals its rows
-touched are recomputed once, the audit entry of a row whose totals changed is made to say
-the row as committed, and only then are its rows' emails and webhook deliveries queued,
-from the rows as committed. So the audit `after`, the webhook's `after`, an email's words
-and the writer's answer all carry the total the row holds, never the one before.
+The outermost write settles at its end, before its commit (`_settle`): the totals its
+rows touched are recomputed once, the audit entry of a row whose totals changed is made
+to say the row as committed, a posting whose amount is a total takes it as committed,
+and only then are its rows' emails and webhook deliveries queued, from the rows as
+committed. So the audit `after`, the webhook's `after`, an email's words and the
+writer's answer all carry the total the row holds, never the one before.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from core.errors import (
     WriteConflict,
 )
 from core.events import RowEvent
-from core.ledgers import make_postings, plan_postings
+from core.ledgers import PostingPlan, make_postings, plan_postings, total_postings
 from core.limits import judge_limits
 from core.lock import judge_lock
 from core.manifest.model import MoveSpec, Table, Timed
@@ -129,6 +130,18 @@ class _Told:
     row: Row
 
 
+@dataclass(frozen=True)
+class _Posted:
+    """A row's write whose postings of a total wait for the row as committed."""
+
+    table: str
+    key: Any
+    plan: PostingPlan
+    held: Row | None
+    row: Row
+    numbers: frozenset[int]
+
+
 @dataclass
 class _Settling:
     """What one write (its effects included) settles at its end, once its totals are
@@ -138,6 +151,7 @@ class _Settling:
     touched: Touched = field(default_factory=Touched)
     audited: dict[tuple[str, Any], int] = field(default_factory=dict)
     told: list[_Told] = field(default_factory=list)
+    posted: list[_Posted] = field(default_factory=list)
 
 
 def create_row(store: Store, request: WriteRequest) -> WriteResult:
@@ -277,9 +291,22 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     settling.audited[(req.table, row[spec.key])] = audit_id
     # 5. totals, written once at the end
     touch_totals(store, req.table, held, row, settling.touched)
+    # A posting whose amount is a total takes it as committed, at the end (`_settle`).
+    of_totals = total_postings(spec)
+    every = frozenset(range(1, len(spec.postings or ()) + 1))
     accounts = make_postings(
-        conn, store, req.table, postings, held, row, actor=req.actor, now=req.now
+        conn,
+        store,
+        req.table,
+        postings,
+        held,
+        row,
+        actor=req.actor,
+        now=req.now,
+        numbers=every - of_totals,
     )
+    if of_totals:
+        settling.posted.append(_Posted(req.table, row[spec.key], postings, held, row, of_totals))
     cause = Cause(req.table, row[spec.key], state_from, state_to)
     move_linked = _linked_move(conn, store, req, settling)
     linked = make_effects(conn, store, move, row, cause, depth=req.depth, move_linked=move_linked)
@@ -343,8 +370,9 @@ def _with_fallout(
     moved = len(linked) + sum(found.linked for found in linked)
     if req.depth > 0:
         return replace(result, events=tuple(events), linked=moved)
-    totals, queued, delivering = _settle(conn, store, req, settling)
+    totals, queued, delivering, accounts = _settle(conn, store, req, settling)
     events.extend(totals.events)
+    events.extend(accounts)
     row = {**result.row, **totals.values.get((req.table, result.key), {})}
     by_row = {(event.table, event.key): event for event in events}
     return replace(
@@ -359,11 +387,12 @@ def _with_fallout(
 
 def _settle(
     conn: Connection, store: Store, req: _Run, settling: _Settling
-) -> tuple[TotalsWritten, int, int]:
+) -> tuple[TotalsWritten, int, int, list[RowEvent]]:
     """The outermost write's end, before its commit: every total it touched written once;
-    each audit entry of a row whose totals changed made to say the row as committed; then
-    each row's emails and deliveries queued from the row as committed (its totals in it).
-    The new totals, and how many emails and deliveries were queued."""
+    each audit entry of a row whose totals changed made to say the row as committed; the
+    postings whose amount is a total made from the row as committed; then each row's
+    emails and deliveries queued from the row as committed (its totals in it). The new
+    totals, how many emails and deliveries were queued, the accounts' events."""
     totals = TotalsWritten()
     if settling.touched.parents:
         totals = write_totals(conn, store, settling.touched.parents, actor=req.actor.name)
@@ -373,12 +402,26 @@ def _settle(
             by_table.setdefault(table, []).append({"a_id": audit_id, "p_key": key})
     for table, params in sorted(by_table.items()):
         conn.execute(settle_after(store.table(table), store.spec(table).key), params)
+    accounts: list[RowEvent] = []
+    for posted in settling.posted:
+        row = {**posted.row, **totals.values.get((posted.table, posted.key), {})}
+        accounts += make_postings(
+            conn,
+            store,
+            posted.table,
+            posted.plan,
+            posted.held,
+            row,
+            actor=req.actor,
+            now=req.now,
+            numbers=posted.numbers,
+        )
     queued = delivering = 0
     for told in settling.told:
         row = {**told.row, **totals.values.get((told.table, told.key), {})}
         queued += queue_messages(conn, store, told.table, told.held, row, req.actor, req.now)
         delivering += queue_deliveries(conn, store, told.table, told.held, row, req.actor, req.now)
-    return totals, queued, delivering
+    return totals, queued, delivering, accounts
 
 
 def _hold_row(conn: Connection, store: Store, req: _Run) -> Row:
