@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Dialog, Page, expect
 from werkzeug.serving import make_server
 
-from core.sample_data import add_sample
+from core.sample_data import add_sample, remove_sample
 from core.samples import read_sample
 from tests.browser.test_screens import LIVE_MS, sign_in, sweep, wait_live
 from tests.integration.api_fixtures import Site
@@ -94,3 +94,39 @@ def test_row_the_sweep_sets_aside_joins_the_open_list(
     expect(item).to_have_count(0, timeout=LIVE_MS)
     expect(page.locator("#set-aside-empty")).to_be_visible()
     assert screens_site.row("orders", key)["status"] == "confirmed"
+
+
+def test_a_sample_that_would_be_swept_at_once_asks_before_adding(
+    page: Page, base: str, screens_site: Site, tmp_path: Path
+) -> None:
+    # Fri 10 Jul 2026 10:00 BST: the first order picked up yesterday is due since Thursday's
+    # closing, 21:00 BST (issue 24 item 3); the second waits for tonight.
+    (tmp_path / "venue.sample.json").write_text(
+        '{"app": "venue", "rows": {"orders": [{"pickup_at": {"@in": "-P1D"}},'
+        ' {"pickup_at": {"@in": "PT5H"}}]}}'
+    )
+    was = screens_site.clock.now
+    screens_site.clock.now = at("2026-07-10 09:00")
+    screens_site.app.config["SAMPLES_FOLDER"] = str(tmp_path)
+    store = screens_site.store()
+    try:
+        with store.engine.connect() as conn:
+            before = len(store.read_rows(conn, "orders"))
+        sign_in(page, base, "manager@venue.test", "/connections")
+        page.get_by_role("button", name="Add sample data · venue").click()
+        result = page.locator("#sample-result")
+        expect(result).to_contain_text(
+            "Not added yet: 1 sample row of venue would be moved at the next minute"
+        )
+        expect(result.locator("li")).to_have_count(1)
+        expect(result.locator("li")).to_contain_text("Thu 09 Jul 2026 21:00")
+        with store.engine.connect() as conn:
+            assert len(store.read_rows(conn, "orders")) == before
+        page.get_by_role("button", name="Add anyway · venue").click()
+        expect(result).to_contain_text("Sample data of venue added: 2 rows.")
+        with store.engine.connect() as conn:
+            assert len(store.read_rows(conn, "orders")) == before + 2
+    finally:
+        screens_site.app.config.pop("SAMPLES_FOLDER")
+        screens_site.clock.now = was
+        remove_sample(store, now=at("2026-07-10 09:00"))
