@@ -83,8 +83,10 @@ class Failover:
         self._run(port, command)
         _wait(f"redis-server on {port} answers", lambda: _answers(port))
 
-    def start(self) -> None:
-        """The primary, its two replicas in sync, and three sentinels that know them all."""
+    def start(self, *, ready: bool = True) -> None:
+        """The primary, its two replicas in sync, and three sentinels; with `ready`, once the
+        sentinels know one another (`wait_ready`; until then they name the primary, but
+        could not agree on a failover)."""
         primary, *replicas = self.data_ports
         self.start_data_node(primary, None)
         for port in replicas:
@@ -101,6 +103,13 @@ class Failover:
                 f"sentinel parallel-syncs {SERVICE} 2\n"
             )
             self._run(port, [EXECUTABLE, str(config), "--sentinel"])
+        for port in self.sentinel_ports:
+            _wait(f"sentinel {port} answers", lambda p=port: _answers(p))
+        if ready:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Wait (bounded) until each sentinel knows both replicas and both other sentinels."""
         for port in self.sentinel_ports:
             # Each must know both replicas and both other sentinels before a failover can
             # be agreed on (they learn each other through the primary, every 2 s).
@@ -135,6 +144,14 @@ class Failover:
         best = max(named.items(), key=lambda item: item[1], default=None)
         return best[0] if best is not None and best[1] >= 2 else None
 
+    def replicas(self, primary: int) -> list[int]:
+        """The ports of `primary`'s replicas, as the data node itself names them."""
+        with redis.Redis(port=primary, socket_timeout=0.5) as client:
+            info = client.info("replication")
+        return [
+            int(v["port"]) for k, v in info.items() if k.startswith("slave") and k[5:].isdigit()
+        ]
+
     def role(self, port: int) -> str:
         """What a data node says it is: `master` or `slave`."""
         with redis.Redis(port=port, socket_timeout=0.5) as client:
@@ -157,11 +174,11 @@ class Failover:
 
 
 @contextlib.contextmanager
-def failover_redis(folder: Path) -> Iterator[Failover]:
-    """A started Failover, stopped afterwards."""
+def failover_redis(folder: Path, *, ready: bool = True) -> Iterator[Failover]:
+    """A started Failover (`Failover.start`), stopped afterwards."""
     found = Failover(folder)
     try:
-        found.start()
+        found.start(ready=ready)
         yield found
     finally:
         found.stop()
