@@ -100,16 +100,14 @@ def _statement(
         before.label("before"),
         sa.func.to_jsonb(written.table_valued()).label("after"),
     )
-    audited = (
-        sa.insert(audit)
-        .from_select([*entry, "row_key", "before", "after"], audited_values)
-        .returning(audit.c.id)
-        .cte("audited")
+    audited_insert = sa.insert(audit).from_select(
+        [*entry, "row_key", "before", "after"], audited_values
     )
-    if with_id:
-        entry_id = sa.select(audited.c.id).scalar_subquery().label(AUDIT_ID)
-        return sa.select(*written.c, entry_id).add_cte(audited)
-    return sa.select(*written.c).add_cte(audited)
+    if not with_id:  # RETURNING would need SELECT on the audit table, which a role may lack
+        return sa.select(*written.c).add_cte(audited_insert.cte("audited"))
+    audited = audited_insert.returning(audit.c.id).cte("audited")
+    entry_id = sa.select(audited.c.id).scalar_subquery().label(AUDIT_ID)
+    return sa.select(*written.c, entry_id).add_cte(audited)
 
 
 AUDIT_ID = "adminium audit id"

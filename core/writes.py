@@ -53,7 +53,14 @@ from core.sample_marks import sample_marks
 from core.stamps import code_values, firing_stamps, stamp_values
 from core.store import Row, Store
 from core.time_rules import LateVerdict, judge_due, judge_late, judge_requires, late_rule
-from core.totals import TotalsWritten, Touched, new_totals, touch_totals, write_totals
+from core.totals import (
+    TotalsWritten,
+    Touched,
+    new_totals,
+    total_columns,
+    touch_totals,
+    write_totals,
+)
 
 __all__ = [
     "Actor",
@@ -288,7 +295,8 @@ def _write(conn: Connection, store: Store, req: _Run, written: list[str]) -> Wri
     written.extend(changes)
     settling = req.settling if req.settling is not None else _Settling()
     row, audit_id = _write_and_audit(conn, store, req, changes, (state_from, state_to))
-    settling.audited[(req.table, row[spec.key])] = audit_id
+    if audit_id is not None:
+        settling.audited[(req.table, row[spec.key])] = audit_id
     # 5. totals, written once at the end
     touch_totals(store, req.table, held, row, settling.touched)
     # A posting whose amount is a total takes it as committed, at the end (`_settle`).
@@ -440,9 +448,11 @@ def _write_and_audit(
     req: _Run,
     changes: Mapping[str, Any],
     move: tuple[str | None, str | None],
-) -> tuple[Row, int]:
+) -> tuple[Row, int | None]:
     """Steps 5 and 7 in one round trip: the row written and its audit entry; the row after
-    and the entry's id."""
+    and, for a table with totals (whose entry `_settle` may rewrite), the entry's id. Other
+    tables do not read the id back, so a role that may only insert into the audit table
+    writes them (RETURNING needs SELECT)."""
     state_from, state_to = move
     moved = state_to is not None and state_to != state_from
     entry = audit_entry(
@@ -455,13 +465,14 @@ def _write_and_audit(
         move_to=state_to if moved else None,
         cause=req.cause.as_dict() if req.cause is not None else None,
     )
-    key_column = store.spec(req.table).key
+    spec = store.spec(req.table)
+    with_id = bool(total_columns(spec))
     statement, params = write_and_audit(
-        store.table(req.table), key_column, req.key, changes, entry, with_id=True
+        store.table(req.table), spec.key, req.key, changes, entry, with_id=with_id
     )
     result = conn.execute(statement, params)
     row = dict(zip(result.keys(), result.one(), strict=True))
-    return row, int(row.pop(AUDIT_ID))
+    return row, int(row.pop(AUDIT_ID)) if with_id else None
 
 
 def _state_after(spec: Table, creating: bool, move: MoveSpec | None) -> str | None:
