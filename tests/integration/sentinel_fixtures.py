@@ -7,6 +7,7 @@ answer and fail over at once, so a test sees a new primary within a few seconds.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import signal
 import subprocess
@@ -66,9 +67,11 @@ class Failover:
 
     def _run(self, port: int, command: list[str]) -> None:
         with (self.folder / f"redis-{port}.log").open("ab") as log:
+            # A group of its own: a stop takes the children it forks too (a full sync's).
             self.processes[port] = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, cwd=self.folder
-            )
+                command, stdout=log, stderr=subprocess.STDOUT, cwd=self.folder,
+                start_new_session=True,
+            )  # fmt: skip
 
     def start_data_node(self, port: int, replica_of: int | None) -> None:
         """A redis-server on `port` (a replica of `replica_of`'s, or a primary), answering."""
@@ -160,16 +163,16 @@ class Failover:
     def kill(self, port: int) -> float:
         """SIGKILL the process on `port`; the monotonic time it was sent."""
         process = self.processes.pop(port)
-        process.send_signal(signal.SIGKILL)
+        os.killpg(process.pid, signal.SIGKILL)
         killed = time.monotonic()
         process.wait(10)
         return killed
 
     def stop(self) -> None:
         for process in self.processes.values():
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
         self.processes.clear()
 
 
