@@ -22,18 +22,25 @@ from core.actors import Actor
 from core.errors import AdminiumError, echo
 from core.json_rows import jsonable, row_json
 from core.manifest.model import Table
+from core.preview import Preview
 from core.store import Store
 from core.values import checked_value, text_fault
 from core.writes import WriteResult
 from services.apps import app_store
-from services.models import App, Connection, db
-from services.preview import ValueChange, connection_zone, preview_json, preview_values
+from services.models import ADMIN, App, Connection, User, db
+from services.preview import (
+    ValueChange,
+    connection_zone,
+    preview_json,
+    preview_manifest,
+    preview_values,
+)
 from services.writes import write_by_person
 from web import api_models
 from web.api_models import INT_RANGE, Kind
 from web.auth import require_user, roles_in
 from web.context import clock, lookup_app, publisher
-from web.errors import InvalidRequest, NotFound, database_gone
+from web.errors import Forbidden, InvalidRequest, NotFound, database_gone
 
 log = logging.getLogger(__name__)
 
@@ -290,23 +297,37 @@ class PreviewSet(BaseModel):
 
 
 class PreviewRequest(BaseModel):
-    """A preview: the new values, and the instant to read them at (the clock's by default)."""
+    """A preview: the new values (`set`) or the app's whole new manifest (`manifest`), one
+    of the two, and the instant to read them at (the clock's by default)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    set: list[PreviewSet] = Field(min_length=1, max_length=50)
+    set: list[PreviewSet] | None = Field(default=None, min_length=1, max_length=50)
+    manifest: dict[str, Any] | None = None
     at: str | None = None
+
+
+MANIFEST_PREVIEWERS = frozenset({"manager", ADMIN})
+"""The roles in an app that may preview a new manifest of it (it shows the rules)."""
 
 
 @bp.post("/apps/<connection>/<app>/preview")
 def preview_change(connection: str, app: str) -> Response:
-    """What the clock would do differently with these values saved (nothing is saved)."""
+    """What the clock would do differently with these values, or this manifest of the app,
+    saved (nothing is saved)."""
     user = require_user()
     found = lookup_app(connection, app)
     if found is None:
         raise NotFound(f"no app {echo(connection)}/{echo(app)}", {"connection": connection})
     roles_in(user, found)
     body: PreviewRequest = body_of(PreviewRequest)
+    given = sorted({"set", "manifest"} & body.model_fields_set)
+    if len(given) != 1:
+        raise InvalidRequest(
+            "send `set` (new values) or `manifest` (the app's new manifest), exactly one "
+            + ("of the two, not both" if given else "of the two"),
+            {"errors": [{"at": name, "message": "one of set and manifest"} for name in given]},
+        )
     now = clock()
     if body.at is not None:
         try:
@@ -315,10 +336,32 @@ def preview_change(connection: str, app: str) -> Response:
             raise InvalidRequest("`at` is no ISO 8601 time", {"errors": []}) from None
         if now.utcoffset() is None:
             raise InvalidRequest("`at` carries its offset", {"errors": []})
-    changes = [
-        ValueChange(f"{app}.{item.table}", item.column, item.value, item.key) for item in body.set
-    ]
-    preview = preview_values(db.session, connection, changes, now=now)
+    if body.manifest is not None:
+        preview = _preview_manifest(user, found, body.manifest, now)
+    elif body.set is not None:
+        changes = [
+            ValueChange(f"{app}.{item.table}", item.column, item.value, item.key)
+            for item in body.set
+        ]
+        preview = preview_values(db.session, connection, changes, now=now)
+    else:
+        raise InvalidRequest(f"`{given[0]}` takes a value, not null", {"errors": []})
     answer = preview_json(preview, connection_zone(db.session, connection))
     db.session.rollback()
     return jsonify(answer)
+
+
+def _preview_manifest(user: User, app: App, manifest: dict[str, Any], now: datetime) -> Preview:
+    """A new manifest of the app previewed, for a manager of it (it shows the rules)."""
+    if not MANIFEST_PREVIEWERS & user.roles_in(app):
+        raise Forbidden(
+            f"previewing a manifest of the app {app.name!r} takes the manager role",
+            {"connection": app.connection.name, "app": app.name},
+        )
+    named = manifest.get("name")
+    if isinstance(named, str) and named != app.name:
+        raise InvalidRequest(
+            f"the manifest is of the app {echo(named)!r}; this path previews {app.name!r}",
+            {"errors": [{"at": "manifest.name", "message": f"the app's name, {app.name}"}]},
+        )
+    return preview_manifest(db.session, app.connection.name, manifest, now=now)

@@ -10,6 +10,7 @@ it; a schemathesis run (positive data accepted, negative refused) checks the res
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 from urllib.parse import quote
 
@@ -43,6 +44,13 @@ _VALUES: dict[str, Any] = {
     "Each table's columns, as the server checks them, are in its app's own document.",
 }
 _TIME = {"type": "string", "format": "date-time"}
+_MANIFEST: dict[str, Any] = {
+    "type": "object",
+    "description": "The app's whole new manifest, as `adminium app add CONN FILE --replace "
+    "--preview` reads it (its JSON Schema: docs/manifest.schema.json), named as the app of "
+    "the path. The manifest check runs first: a refusal is MANIFEST_REFUSED with "
+    "`details.refusals`. Only a manager of the app (or an admin) may send one.",
+}
 
 SCHEMAS: dict[str, Any] = {
     "Row": _ROW,
@@ -179,8 +187,9 @@ SCHEMAS: dict[str, Any] = {
     },
     "PreviewRequest": {
         "type": "object",
-        "required": ["set"],
         "additionalProperties": False,
+        "oneOf": [{"required": ["set"]}, {"required": ["manifest"]}],
+        "description": "Exactly one of `set` (new values) and `manifest` (a new manifest).",
         "properties": {
             "set": {
                 "type": "array",
@@ -206,6 +215,7 @@ SCHEMAS: dict[str, Any] = {
                     },
                 },
             },
+            "manifest": _MANIFEST,
             "at": {
                 **_TIME,
                 "description": "The instant to read the change at; the clock's by default.",
@@ -324,6 +334,22 @@ def _body(schema: str) -> dict[str, Any]:
     }
 
 
+def _preview_answers() -> dict[str, Any]:
+    """The preview's answers: a manifest's refusals and its manager-only rule besides."""
+    answers = _answers(200, "Preview", [400, 401, 403, 404])
+    answers["400"]["description"] = (
+        _WHEN[400] + " Both or neither of `set` and `manifest` (INVALID_REQUEST); a manifest "
+        "the check refuses (MANIFEST_REFUSED, `details.refusals`)."
+    )
+    answers["403"]["description"] = (
+        "No role in the app (FORBIDDEN); a manifest sent by a user who is no manager of it."
+    )
+    answers["502"]["description"] = (
+        _WHEN[502] + " A manifest whose new columns are not made yet cannot be read ahead."
+    )
+    return answers
+
+
 _READ = [401, 403, 404]
 _WRITE = [400, 401, 403, 404, 409, 422]
 _PUBLIC_WRITE = [400, 403, 404, 409, 422]
@@ -418,10 +444,10 @@ PATHS: dict[str, Any] = {
         "post": {
             "operationId": "preview",
             "summary": "What the clock would do differently with these values saved (the "
-            "settings row, an hours row): rows due at once, moments earlier or later, "
-            "reminders and holds. Nothing is saved.",
+            "settings row, an hours row), or with a new manifest of the app: rows due at "
+            "once, moments earlier or later, reminders and holds. Nothing is saved.",
             "requestBody": _body("PreviewRequest"),
-            "responses": _answers(200, "Preview", [400, 401, 403, 404]),
+            "responses": _preview_answers(),
         },
     },
     "/public/{connection}/{app}/{table}/{code}": {
@@ -611,6 +637,17 @@ def _public_paths(base: str, table: str, spec: Table) -> tuple[dict[str, Any], d
     return paths, schemas
 
 
+def _preview_request(app: str) -> dict[str, Any]:
+    """The preview's body in one app's document: a manifest named as the app."""
+    request: dict[str, Any] = copy.deepcopy(SCHEMAS["PreviewRequest"])
+    request["properties"]["manifest"] = {
+        **_MANIFEST,
+        "required": ["name"],
+        "properties": {"name": {"const": app}},
+    }
+    return request
+
+
 def app_document(connection: str, app: str, tables: dict[str, Table]) -> dict[str, Any]:
     """One app's document: a path per table, its values and keys as the server checks them."""
     staff = f"/api/apps/{quote(connection, safe='')}/{quote(app, safe='')}"
@@ -631,6 +668,7 @@ def app_document(connection: str, app: str, tables: dict[str, Table]) -> dict[st
         )
     }
     paths[f"{staff}/preview"] = {"post": PATHS["/api/apps/{connection}/{app}/preview"]["post"]}
+    schemas["PreviewRequest"] = _preview_request(app)
     for table, spec in sorted(tables.items()):
         for found_paths, found_schemas in (
             _table_paths(staff, table, spec),

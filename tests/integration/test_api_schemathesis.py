@@ -112,6 +112,20 @@ def existing_references(case: schemathesis.Case, event: int) -> None:
         values["event_id"] = event
 
 
+MANIFEST_CHECKS = [check for check in CHECKS if check is not positive_data_acceptance]
+"""A preview of a new manifest (`{"manifest": {...}}`) is described as any object (its
+JSON Schema is docs/manifest.schema.json); the objects generated for it are refused by the
+manifest check (MANIFEST_REFUSED, 400), which no schema can say, so that one body variant
+is not held to positive-data acceptance. Its `set` variant, and every other body, are."""
+
+
+def checks_of(case: schemathesis.Case) -> list[Any]:
+    """The checks a request's answer is held to."""
+    if isinstance(case.body, dict) and "manifest" in case.body:
+        return MANIFEST_CHECKS
+    return CHECKS
+
+
 def run(schema: Any, site: Site, path: str, method: str) -> None:
     operation = schema[path][method.upper()]
     headers = site.headers("manager")
@@ -121,7 +135,7 @@ def run(schema: Any, site: Site, path: str, method: str) -> None:
     @seed(21)
     def call(case: schemathesis.Case) -> None:
         existing_references(case, EVENT)
-        case.call_and_validate(headers=headers, checks=CHECKS)
+        case.call_and_validate(headers=headers, checks=checks_of(case))
 
     call()
 
