@@ -80,9 +80,7 @@ def test_the_hours_row_previews_then_asks_once_more_before_saving(
     assert f'id="row-opening_hours-{fri}-preview-button"' in page or "Preview</button>" in page
     form = {"column": "closes", "value": "21:00"}
     shown = post(client, f"{row}/preview", form)
-    assert (
-        "Saving makes 2 Orders moved to Cancelled at the next minute; 1 moment earlier." in shown
-    )
+    assert "Saving makes 2 Orders moved to Cancelled at the next minute; 1 moment earlier." in shown
     for key in (*due, later):
         assert f'href="/apps/diner/diner/orders/{key}"' in shown
     assert "Fri 30 Oct 2026 23:00" in shown and "Fri 30 Oct 2026 21:00" in shown
