@@ -42,11 +42,19 @@ def server_database_url(embedded: Embedded) -> str:
 
 @pytest.fixture(scope="session")
 def redis_url(embedded: Embedded) -> str:
-    """A Redis server's URL."""
-    url = os.environ.get("TEST_REDIS_URL")
-    if url:
-        return url
-    return start_redis(ROOT / "instance" / "test-redis.db", embedded)
+    """A Redis server's URL: TEST_REDIS_URL's, else an embedded one.
+
+    Under pytest-xdist (`make test` runs `-n 2`) only the first worker uses TEST_REDIS_URL;
+    each other worker gets an embedded Redis of its own: the tests share fixed names on it
+    (the `adminium` queue, the outbox drain's mark of connection `venue`, the live screens'
+    channels), and a database number per worker would not part the channels, as Redis
+    publishes across databases.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    if worker != "gw0" or not os.environ.get("TEST_REDIS_URL"):
+        name = "test-redis.db" if worker == "gw0" else f"test-redis-{worker}.db"
+        return start_redis(ROOT / "instance" / name, embedded)
+    return os.environ["TEST_REDIS_URL"]
 
 
 @pytest.fixture
