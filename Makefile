@@ -61,11 +61,11 @@ pgbouncer:
 	fi
 
 # The suite runs on TEST_WORKERS pytest-xdist workers, each test file on one worker (its
-# module's site is built once); each worker has a Redis of its own (tests/conftest.py).
+# module's site is built once) and the browser tests together on one (tests/conftest.py); each worker has a Redis of its own (tests/conftest.py).
 # TEST_WORKERS=0 runs it in this one process.
 TEST_WORKERS ?= 2
 test: lint chromium pgbouncer
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # Screenshots of each screen, taken by the browser tests, into docs/screenshots/.
 screenshots: $(DEV_STAMP) chromium

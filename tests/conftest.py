@@ -23,6 +23,16 @@ settings.register_profile("wide", max_examples=5000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`--dist loadgroup`), each test file runs on one worker, and every
+    browser test on the same one: two Chromiums and their live servers at once starve a
+    2-core machine's timers and sockets."""
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        group = "browser" if path.startswith("tests/browser/") else path
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def embedded() -> Iterator[Embedded]:
     """Embedded servers for the session, started only when a test needs one without a URL."""

@@ -243,6 +243,62 @@ document.addEventListener("htmx:oobBeforeSwap", (event) => {
   }
 });
 
+// Nor over an item whose form the person is filling in (a field changed since it was drawn):
+// their choice would be lost mid-fix. A push that takes the item away (an empty fragment: a
+// delete) still does; their own Save answers with the item drawn afresh.
+function markEditing(event) {
+  const form = event.target.form || (event.target.closest && event.target.closest("form"));
+  if (form && !form.closest(".toast")) { form.dataset.editing = "1"; }
+}
+document.addEventListener("input", markEditing);
+document.addEventListener("change", markEditing);
+document.addEventListener("htmx:oobBeforeSwap", (event) => {
+  const { target, fragment } = event.detail;
+  if (target && target.querySelector && target.querySelector("form[data-editing]")
+      && fragment && fragment.childNodes.length) {
+    event.detail.shouldSwap = false;
+  }
+});
+
+// A list fetched again (the socket open again, the minute turned) keeps what the person
+// was filling in: each field of a form being edited is put back in the form drawn afresh.
+const editingBefore = new Map();
+document.addEventListener("htmx:beforeSwap", (event) => {
+  const target = event.detail.target;
+  const asked = event.detail.requestConfig && event.detail.requestConfig.elt;
+  // The person's own Save or move answers with the form as it now is: nothing kept then.
+  if (!target || !target.querySelectorAll || (asked && asked.closest && asked.closest("form"))) {
+    return;
+  }
+  target.querySelectorAll("form[data-editing]").forEach((form) => {
+    Array.from(form.elements).forEach((field) => {
+      if (field.id && field.type !== "hidden" && field.type !== "submit") {
+        editingBefore.set(field.id, { value: field.value, checked: field.checked });
+      }
+    });
+  });
+});
+document.addEventListener("htmx:afterSwap", () => {
+  if (!editingBefore.size) { return; }
+  const kept = new Map(editingBefore);
+  editingBefore.clear();
+  const restore = (field) => {
+    const was = kept.get(field.id);
+    if (!was || !field.form) { return; }
+    field.value = was.value;
+    if (field.type === "checkbox" || field.type === "radio") { field.checked = was.checked; }
+    field.form.dataset.editing = "1";
+  };
+  kept.forEach((_, id) => {  // the field picked first: it sets the value box's kind
+    const field = document.getElementById(id);
+    if (field && field.matches("select.field-pick")) { restore(field); followField(field); }
+  });
+  kept.forEach((_, id) => {
+    const field = document.getElementById(id);
+    if (field && !field.matches("select.field-pick")) { restore(field); }
+  });
+});
+
 // A status said inside an item ("Saved: …") stays when a push draws the item again.
 const saidBefore = new Map();
 document.addEventListener("htmx:oobBeforeSwap", (event) => {
