@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
@@ -32,6 +33,8 @@ from services.indexes import make_indexes
 from services.models import DEFAULT_ZONE, App, Connection
 from services.recent import LeastRecent
 from services.storage import connection_engine, engine_for
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -203,21 +206,31 @@ def lookup_app(session: Session, connection: str, name: str) -> App | None:
     return session.scalar(query)
 
 
-def find_table(session: Session, connection_name: str, table: str) -> App:
-    """The app of a connection that has `table`; `app.table` when several have one."""
-    connection = get_connection(session, connection_name)
-    app_name, _, table = table.rpartition(".")
-    apps = [a for a in connection.apps if table in a.model.tables and app_name in ("", a.name)]
-    if not apps:
+def table_owner(
+    connection_name: str, ref: str, apps: Iterable[tuple[str, Collection[str], T]]
+) -> tuple[T, str]:
+    """Which of a connection's apps has the table `ref` names (`table`, or `app.table` when
+    several have one), and the table's name; `apps` holds each app's name, its tables and
+    what to give back for it."""
+    app_name, _, table = ref.rpartition(".")
+    owners = [item for name, tables, item in apps if table in tables and app_name in ("", name)]
+    if not owners:
         raise NotFound(
             f"no app of connection {connection_name!r} has a table {table!r}",
             {"connection": connection_name, "table": table},
         )
-    if len(apps) > 1:
+    if len(owners) > 1:
         raise InvalidValue(
             f"several apps have a table {table!r}: write app.{table}", {"table": table}
         )
-    return apps[0]
+    return owners[0], table
+
+
+def find_table(session: Session, connection_name: str, table: str) -> App:
+    """The app of a connection that has `table`; `app.table` when several have one."""
+    connection = get_connection(session, connection_name)
+    apps = ((a.name, a.model.tables, a) for a in connection.apps)
+    return table_owner(connection_name, table, apps)[0]
 
 
 def find_app(session: Session, ref: str) -> App:

@@ -29,9 +29,9 @@ from core.preview import HORIZON, Preview, Side, compare, lead_tables
 from core.set_aside import read_set_aside
 from core.store import Row, Store
 from core.values import checked_value
-from services.apps import app_store
+from services.apps import app_store, table_owner
 from services.connections import get_connection
-from services.errors import DatabaseRefused, InvalidValue, ManifestRefused, NotFound, first_line
+from services.errors import DatabaseRefused, InvalidValue, ManifestRefused, first_line
 from services.models import Connection
 from services.storage import connection_engine
 
@@ -118,20 +118,8 @@ def preview_values(
     stores = {app.name: app_store(app) for app in connection.apps}
     touched: dict[str, list[ValueChange]] = {}
     for change in changes:
-        app_name, _, table = change.table.rpartition(".")
-        owners = [
-            s for s in stores.values() if table in s.app.tables and app_name in ("", s.app.name)
-        ]
-        if not owners:
-            raise NotFound(
-                f"no app of connection {connection_name!r} has a table {table!r}",
-                {"connection": connection_name, "table": table},
-            )
-        if len(owners) > 1:
-            raise InvalidValue(
-                f"several apps have a table {table!r}: write app.{table}", {"table": table}
-            )
-        store = owners[0]
+        owners = ((s.app.name, s.app.tables, s) for s in stores.values())
+        store, table = table_owner(connection_name, change.table, owners)
         if table not in store.clock_tables() | lead_tables(store):
             # A row's own columns are the row's to change; a preview reads what moments
             # read besides the row (and reading such a table whole would cost the table).
