@@ -27,7 +27,7 @@ from psycopg.types.json import Jsonb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.sweep import database, emit
+from bench.common import database, emit
 from core.clock import venue_zone
 from core.manifest.model import load_app
 from core.store import Store, install_app, make_engine

@@ -19,24 +19,21 @@ Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
-from datetime import UTC, datetime, timedelta
+from contextlib import ExitStack
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg import sql
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.common import database, emit, next_boundary, sleep_until, wait  # noqa: E402
 from services import redis_client  # noqa: E402
 from services.apps import add_app  # noqa: E402
 from services.connections import add_connection  # noqa: E402
@@ -50,50 +47,9 @@ ROWS = 50
 """Orders due in each measured minute."""
 
 
-def emit(**figures: object) -> None:
-    print(json.dumps(figures), flush=True)
-
-
-def next_boundary(at_least: float) -> datetime:
-    """The next minute boundary at least `at_least` seconds away."""
-    now = datetime.now(UTC)
-    found = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
-    while (found - now).total_seconds() < at_least:
-        found += timedelta(minutes=1)
-    return found
-
-
-def sleep_until(moment: datetime) -> None:
-    time.sleep(max(0.0, (moment - datetime.now(UTC)).total_seconds()))
-
-
-def wait(what: str, check: Callable[[], object], seconds: float, step: float = 0.05) -> float:
-    """Wait until `check` holds; the monotonic time it did (exits the bench when it never)."""
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"not within {seconds} s: {what}")
-        time.sleep(step)
-    return time.monotonic()
-
-
-@contextmanager
-def database(server: str) -> Iterator[str]:
-    """A fresh database on the server, dropped afterwards."""
-    name = f"adm_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    info = psycopg.conninfo.conninfo_to_dict(server)
-    info["dbname"] = name
-    url = psycopg.conninfo.make_conninfo(**info)
-    try:
-        yield url
-    finally:
-        engine_for(url).dispose()
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+def dispose(url: str) -> None:
+    """Let go of this process's pooled engine on a database about to be dropped."""
+    engine_for(url).dispose()
 
 
 class System:
@@ -102,8 +58,8 @@ class System:
 
     def __init__(self, stack: ExitStack, server: str) -> None:
         self.folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="adm-fo-")))
-        self.control = stack.enter_context(database(server))
-        self.venue = stack.enter_context(database(server))
+        self.control = stack.enter_context(database(server, dispose))
+        self.venue = stack.enter_context(database(server, dispose))
         upgrade_control_plane(self.control)
         with open_session(self.control) as session:
             add_connection(session, CONNECTION, self.venue, "Europe/London")

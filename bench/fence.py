@@ -27,19 +27,17 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import sqlalchemy as sa
-from psycopg import sql
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import core.sweep  # noqa: E402
+from bench.common import database, emit  # noqa: E402
 from core.clock import venue_zone  # noqa: E402
 from core.fence import Fence  # noqa: E402
 from core.manifest.model import load_app  # noqa: E402
@@ -121,10 +119,6 @@ print(json.dumps({"outcome": report.outcome.value, "moved": len(report.moved)}),
 """
 
 
-def emit(**figures: Any) -> None:
-    print(json.dumps(figures), flush=True)
-
-
 def legacy_fence() -> type:
     """The fence before the lease, as a class."""
     found: dict[str, Any] = {}
@@ -133,12 +127,11 @@ def legacy_fence() -> type:
 
 
 def run_case(case: str, server: str, freeze: float, every: float) -> None:
-    name = f"adm_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    info = psycopg.conninfo.conninfo_to_dict(server)
-    info["dbname"] = name
-    url = psycopg.conninfo.make_conninfo(**info)
+    with database(server) as url:
+        run_on(case, url, freeze, every)
+
+
+def run_on(case: str, url: str, freeze: float, every: float) -> None:
     engine = make_engine(url)
     core.sweep.Fence = legacy_fence() if case == "baseline" else Fence  # type: ignore[misc]
     frozen = None
@@ -212,10 +205,6 @@ def run_case(case: str, server: str, freeze: float, every: float) -> None:
             frozen.kill()
             frozen.wait()
         engine.dispose()
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
 
 
 def main() -> None:

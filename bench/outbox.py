@@ -31,7 +31,7 @@ from aiosmtpd.controller import Controller
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.sweep import database, emit
+from bench.common import database, emit
 from core.clock import venue_zone
 from core.manifest.model import load_app
 from core.reminders import queue_reminders

@@ -32,27 +32,25 @@ Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
+from contextlib import ExitStack
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import redis
-from psycopg import sql
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.common import database, emit, next_boundary, now, sleep_until, wait  # noqa: E402
 from core.sweep_health import read_health  # noqa: E402
 from services.apps import add_app  # noqa: E402
 from services.connections import add_connection  # noqa: E402
@@ -71,53 +69,9 @@ WATCH_SECONDS = 15.0
 """How often an open screen's hub reads the sweep health (web.live.WATCH_SECONDS)."""
 
 
-def emit(**figures: object) -> None:
-    print(json.dumps(figures), flush=True)
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
-
-
-def sleep_until(moment: datetime) -> None:
-    time.sleep(max(0.0, (moment - now()).total_seconds()))
-
-
-def next_boundary(at_least: float) -> datetime:
-    """The next minute boundary at least `at_least` seconds away."""
-    found = now().replace(second=0, microsecond=0) + timedelta(minutes=1)
-    while (found - now()).total_seconds() < at_least:
-        found += timedelta(minutes=1)
-    return found
-
-
-def wait(what: str, check: Callable[[], bool], seconds: float, step: float = 0.1) -> float:
-    """Wait until `check` holds; the monotonic time it did (exits the bench when it never)."""
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"not within {seconds} s: {what}")
-        time.sleep(step)
-    return time.monotonic()
-
-
-@contextmanager
-def database(server: str) -> Iterator[str]:
-    """A fresh database on the server, dropped afterwards."""
-    name = f"adm_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    info = psycopg.conninfo.conninfo_to_dict(server)
-    info["dbname"] = name
-    url = psycopg.conninfo.make_conninfo(**info)
-    try:
-        yield url
-    finally:
-        engine_for(url).dispose()
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+def dispose(url: str) -> None:
+    """Let go of this process's pooled engine on a database about to be dropped."""
+    engine_for(url).dispose()
 
 
 class System:
@@ -126,8 +80,8 @@ class System:
 
     def __init__(self, stack: ExitStack, server: str) -> None:
         self.folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="adm-rec-")))
-        self.control = stack.enter_context(database(server))
-        self.venue = stack.enter_context(database(server))
+        self.control = stack.enter_context(database(server, dispose))
+        self.venue = stack.enter_context(database(server, dispose))
         upgrade_control_plane(self.control)
         with open_session(self.control) as session:
             add_connection(session, CONNECTION, self.venue, "Europe/London")
@@ -143,7 +97,7 @@ class System:
             self.processes[name] = process
             stack.callback(stop_process, process)
         client = redis.Redis.from_url(self.redis.url)
-        wait("the worker and the clock registered", lambda: self._registered(client), 60)
+        wait("the worker and the clock registered", lambda: self._registered(client), 60, 0.1)
         client.close()
 
     @staticmethod
@@ -189,7 +143,7 @@ def measure_redis(args: argparse.Namespace) -> None:
         system.due_orders(boundary - timedelta(seconds=1), 1)
         sleep_until(boundary)
         started = time.monotonic()
-        first = wait("the baseline minute's move", lambda: system.moved() >= 1, 90)
+        first = wait("the baseline minute's move", lambda: system.moved() >= 1, 90, 0.1)
         emit(measure="redis", case="baseline: a minute's start to its first move",
              seconds=round(first - started, 2))  # fmt: skip
 
@@ -199,8 +153,8 @@ def measure_redis(args: argparse.Namespace) -> None:
         system.redis.stop()
         sleep_until(boundary + timedelta(seconds=args.up_after))
         answered = system.redis.start()
-        first = wait("a row due during the outage moved", lambda: system.moved() > 1, 300)
-        wait("every row due during the outage moved", lambda: system.moved() == ROWS + 1, 300)
+        first = wait("a row due during the outage moved", lambda: system.moved() > 1, 300, 0.1)
+        wait("every row due during the outage moved", lambda: system.moved() == ROWS + 1, 300, 0.1)
         counts = system.audited()
         emit(
             measure="redis",
@@ -266,7 +220,7 @@ def measure_frozen(args: argparse.Namespace) -> None:
         system.due_orders(boundary - timedelta(seconds=1), 1)
         sleep_until(boundary)
         started = time.monotonic()
-        first = wait("the baseline minute's move", lambda: system.moved() >= 1, 90)
+        first = wait("the baseline minute's move", lambda: system.moved() >= 1, 90, 0.1)
         emit(measure="frozen", case="baseline: a minute's start to its first move",
              seconds=round(first - started, 2))  # fmt: skip
         # Each move takes a nap, so the sweep is long enough to be caught holding the fence.
@@ -291,10 +245,12 @@ def measure_frozen(args: argparse.Namespace) -> None:
         frozen.send_signal(signal.SIGSTOP)
         frozen_at, before, second = time.monotonic(), system.moved(), now().second
         try:
-            taken = wait("another worker moved a row", lambda: system.moved() > before + 1, 300)
+            taken = wait(
+                "another worker moved a row", lambda: system.moved() > before + 1, 300, 0.1
+            )
         finally:
             frozen.send_signal(signal.SIGCONT)
-        wait("every row moved", lambda: system.moved() == FROZEN_ROWS + 1, 300)
+        wait("every row moved", lambda: system.moved() == FROZEN_ROWS + 1, 300, 0.1)
         counts = system.audited()
         emit(
             measure="frozen",

@@ -25,14 +25,12 @@ Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/p
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,6 +41,7 @@ from psycopg.types.json import Jsonb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import database, emit
 from core.clock import venue_zone
 from core.due import find_due
 from core.manifest.model import load_app
@@ -53,27 +52,6 @@ from tests.integration.sweep_fixtures import SHOP
 ROOT = Path(__file__).resolve().parent.parent
 NOW = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
 DUE, LATER = 500, 200
-
-
-def emit(**figures: object) -> None:
-    print(json.dumps(figures), flush=True)
-
-
-@contextmanager
-def database(server: str) -> Iterator[str]:
-    """A fresh database on the server, dropped afterwards."""
-    name = f"adm_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    info = psycopg.conninfo.conninfo_to_dict(server)
-    info["dbname"] = name
-    try:
-        yield psycopg.conninfo.make_conninfo(**info)
-    finally:
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
 
 
 def shop(url: str, rows: int) -> Store:
