@@ -5,18 +5,41 @@ The fixtures over them (`make_venue`, `venue`) are in conftest.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
 from core.clock import venue_zone
 from core.manifest.model import App, load_app
+from core.samples import SampleFile, load_sample
 from core.store import Store, install_app, make_engine
+from tests.conftest import ROOT
 
 LONDON = "Europe/London"
+
+
+def opening_hours_table() -> dict[str, Any]:
+    """A manifest's `opening_hours` table (a row a weekday: open or not, opens, closes), fresh."""
+    return {
+        "key": "id",
+        "columns": [
+            {"ref": "id", "type": "serial"},
+            {
+                "ref": "weekday",
+                "type": "enum",
+                "values": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
+            },
+            {"ref": "open", "type": "boolean", "default": True},
+            {"ref": "opens", "type": "text"},
+            {"ref": "closes", "type": "text"},
+        ],
+    }
+
 
 # Hand-written, not built from examples/: one app that carries every rule the pipeline
 # tests judge, most of which no example has (an undo and a manager-only move from
@@ -37,20 +60,7 @@ MANIFEST: dict[str, Any] = {
                 {"ref": "arrive_from", "type": "text", "nullable": True},
             ],
         },
-        "opening_hours": {
-            "key": "id",
-            "columns": [
-                {"ref": "id", "type": "serial"},
-                {
-                    "ref": "weekday",
-                    "type": "enum",
-                    "values": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
-                },
-                {"ref": "open", "type": "boolean", "default": True},
-                {"ref": "opens", "type": "text"},
-                {"ref": "closes", "type": "text"},
-            ],
-        },
+        "opening_hours": opening_hours_table(),
         "events": {
             "key": "id",
             "columns": [
@@ -327,3 +337,26 @@ def build_venue(url: str, manifest: dict[str, Any] | None = None, zone: str = LO
         for day, opens, closes, is_open in HOURS:
             venue.insert("opening_hours", weekday=day, opens=opens, closes=closes, open=is_open)
     return venue
+
+
+@contextmanager
+def example_stores(url: str) -> Iterator[Callable[[str], Store]]:
+    """A factory: examples/NAME.json installed on the database at `url` (schema NAME), its
+    store in Europe/London on connection "test"; the engine let go of afterwards."""
+    engine = make_engine(url)
+
+    def make(name: str) -> Store:
+        manifest = json.loads((ROOT / "examples" / f"{name}.json").read_text())
+        app = load_app({**manifest, "schema": name})
+        install_app(engine, app)
+        return Store(engine, app, ZoneInfo(LONDON), connection="test")
+
+    try:
+        yield make
+    finally:
+        engine.dispose()
+
+
+def example_sample(name: str) -> SampleFile:
+    """examples/NAME.sample.json, loaded."""
+    return load_sample(ROOT / "examples" / f"{name}.sample.json")

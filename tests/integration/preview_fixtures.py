@@ -16,6 +16,7 @@ from services.apps import add_app, app_store
 from services.connections import add_connection
 from services.storage import engine_for, open_session, upgrade_control_plane
 from tests.conftest import ROOT
+from tests.integration.pipeline_fixtures import opening_hours_table
 
 HOURS_REF = {
     "table": "opening_hours",
@@ -55,20 +56,7 @@ DINER: dict[str, Any] = {
                 {"ref": "reminder_hours", "type": "integer", "default": 2},
             ],
         },
-        "opening_hours": {
-            "key": "id",
-            "columns": [
-                {"ref": "id", "type": "serial"},
-                {
-                    "ref": "weekday",
-                    "type": "enum",
-                    "values": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
-                },
-                {"ref": "open", "type": "boolean", "default": True},
-                {"ref": "opens", "type": "text"},
-                {"ref": "closes", "type": "text"},
-            ],
-        },
+        "opening_hours": opening_hours_table(),
         "orders": {
             "key": "id",
             "columns": [

@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
-from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 import sqlalchemy as sa
 
 from core.actors import Actor
 from core.audit import audit
-from core.manifest.model import load_app
 from core.sample_data import add_sample, remove_sample, sample_keys, setup_tables
 from core.sample_marks import sample_marks
-from core.samples import load_sample, read_sample
-from core.store import Store, install_app, make_engine
+from core.samples import read_sample
+from core.store import Store
 from core.writes import WriteRequest, change_row, create_row, make_timed_move
+from tests.integration.pipeline_fixtures import example_sample, example_stores
 
-ROOT = Path(__file__).resolve().parents[2]
-LONDON = ZoneInfo("Europe/London")
 # Wed 1 Jul 2026 13:00 BST.
 NOW = datetime(2026, 7, 1, 12, tzinfo=UTC)
 
@@ -32,20 +27,11 @@ MakeStore = Callable[[str], Store]
 @pytest.fixture
 def make_store(database_url: str) -> Iterator[MakeStore]:
     """Factory: an example app installed on the test's database, in Europe/London."""
-    engine = make_engine(database_url)
-
-    def make(name: str) -> Store:
-        manifest = json.loads((ROOT / "examples" / f"{name}.json").read_text())
-        app = load_app({**manifest, "schema": name})
-        install_app(engine, app)
-        return Store(engine, app, LONDON, connection="test")
-
-    yield make
-    engine.dispose()
+    with example_stores(database_url) as make:
+        yield make
 
 
-def example(name: str) -> Any:
-    return load_sample(ROOT / "examples" / f"{name}.sample.json")
+example = example_sample
 
 
 def rows(store: Store, table: str) -> list[dict[str, Any]]:

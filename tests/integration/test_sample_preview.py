@@ -3,25 +3,19 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 import sqlalchemy as sa
 
-from core.manifest.model import load_app
 from core.sample_data import add_sample
 from core.sample_preview import sample_due
-from core.samples import SampleFile, load_sample
-from core.store import Store, install_app, make_engine
+from core.store import Store
 from core.sweep import sweep_connection
+from tests.integration.pipeline_fixtures import example_sample, example_stores
 
-ROOT = Path(__file__).resolve().parents[2]
-LONDON = ZoneInfo("Europe/London")
 # Wed 1 Jul 2026 13:00 BST.
 NOW = datetime(2026, 7, 1, 12, tzinfo=UTC)
 
@@ -30,20 +24,12 @@ MakeStore = Callable[[str], Store]
 
 @pytest.fixture
 def make_store(database_url: str) -> Iterator[MakeStore]:
-    engine = make_engine(database_url)
-
-    def make(name: str) -> Store:
-        manifest = json.loads((ROOT / "examples" / f"{name}.json").read_text())
-        app = load_app({**manifest, "schema": name})
-        install_app(engine, app)
-        return Store(engine, app, LONDON, connection="test")
-
-    yield make
-    engine.dispose()
+    """Factory: an example app installed on the test's database, in Europe/London."""
+    with example_stores(database_url) as make:
+        yield make
 
 
-def example(name: str) -> SampleFile:
-    return load_sample(ROOT / "examples" / f"{name}.sample.json")
+example = example_sample
 
 
 def everything(store: Store) -> dict[str, Any]:
