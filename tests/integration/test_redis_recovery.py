@@ -23,7 +23,11 @@ from services.connections import add_connection
 from services.storage import engine_for, open_session, upgrade_control_plane
 from tests.integration.launching import wait_for
 from tests.integration.recovery_fixtures import (
+    cancelled_orders,
+    next_boundary,
+    orders_due_across,
     redis_on_port,
+    sleep_until,
     start_procfile_process,
     stop_process,
     unique_name,
@@ -38,17 +42,6 @@ ROWS = 12
 
 SETUP_SECONDS = 6
 """About how long the databases, the app and the two processes take to be ready."""
-
-
-def next_boundary(at_least: float) -> datetime:
-    """The next minute boundary at least `at_least` seconds from now."""
-    now = datetime.now(UTC)
-    found = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
-    return found if found - now >= timedelta(seconds=at_least) else found + timedelta(minutes=1)
-
-
-def sleep_until(moment: datetime) -> None:
-    time.sleep(max(0.0, (moment - datetime.now(UTC)).total_seconds()))
 
 
 def test_rows_due_during_a_redis_outage_move_once_soon_after_it_answers(
@@ -75,28 +68,14 @@ def test_rows_due_during_a_redis_outage_move_once_soon_after_it_answers(
             client.close()
             if boundary - datetime.now(UTC) < timedelta(seconds=3):
                 boundary = next_boundary(3)  # setting up took longer than the wait
-            with psycopg.connect(venue, autocommit=True) as conn:
-                conn.execute("INSERT INTO settings DEFAULT VALUES")
-                conn.execute(
-                    "INSERT INTO orders (status, due_at)"
-                    " SELECT 'placed', %s FROM generate_series(1, %s)",
-                    (boundary - timedelta(seconds=1), ROWS),
-                )
-                conn.execute(
-                    "INSERT INTO orders (status, due_at) VALUES ('placed', %s)",
-                    (boundary + timedelta(hours=1),),
-                )
+            orders_due_across(venue, boundary, ROWS)
             sleep_until(boundary - timedelta(seconds=2))
             server.stop()
             sleep_until(boundary + timedelta(seconds=3))
             answered = server.start()
 
             def moved() -> int:
-                with psycopg.connect(venue) as conn:
-                    row = conn.execute(
-                        "SELECT count(*) FROM orders WHERE status = 'cancelled'"
-                    ).fetchone()
-                return int(row[0]) if row else 0
+                return cancelled_orders(venue)
 
             wait_for("a row due during the outage moved", lambda: moved() > 0, 30)
             first = time.monotonic() - answered

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import psycopg
@@ -27,7 +27,15 @@ from services.connections import add_connection
 from services.storage import engine_for, open_session, upgrade_control_plane
 from services.users import add_user
 from tests.integration.procfile_web import procfile_web
-from tests.integration.recovery_fixtures import start_procfile_process, stop_process, unique_name
+from tests.integration.recovery_fixtures import (
+    cancelled_orders,
+    next_boundary,
+    orders_due_across,
+    sleep_until,
+    start_procfile_process,
+    stop_process,
+    unique_name,
+)
 from tests.integration.screens_fixtures import PASSWORD, csrf_of
 from tests.integration.sentinel_fixtures import failover_redis
 from tests.integration.sweep_fixtures import SHOP
@@ -37,17 +45,6 @@ pytestmark = pytest.mark.integration
 ROWS = 12
 """Orders due a second before the minute boundary the primary dies across."""
 SECRET = "sentinel-test-secret-key-0123456789abcdef"
-
-
-def next_boundary(at_least: float) -> datetime:
-    """The next minute boundary at least `at_least` seconds from now."""
-    now = datetime.now(UTC)
-    found = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
-    return found if found - now >= timedelta(seconds=at_least) else found + timedelta(minutes=1)
-
-
-def sleep_until(moment: datetime) -> None:
-    time.sleep(max(0.0, (moment - datetime.now(UTC)).total_seconds()))
 
 
 def until(what: str, check: Callable[[], object], seconds: float) -> float:
@@ -130,19 +127,7 @@ def test_a_primary_killed_across_a_minute_boundary_fails_over_and_rows_move_once
                 redis_set.wait_ready()
                 set_up = time.monotonic() - began
                 boundary = next_boundary(3)
-                with psycopg.connect(venue, autocommit=True) as conn:
-                    conn.execute("INSERT INTO settings DEFAULT VALUES")
-                    conn.execute(
-                        "INSERT INTO orders (status, due_at)"
-                        " SELECT 'placed', %s FROM generate_series(1, %s)",
-                        (boundary - timedelta(seconds=1), ROWS),
-                    )
-                    row = conn.execute(
-                        "INSERT INTO orders (status, due_at) VALUES ('placed', %s) RETURNING id",
-                        (boundary + timedelta(hours=1),),
-                    ).fetchone()
-                    assert row is not None
-                    later = int(row[0])
+                later = orders_due_across(venue, boundary, ROWS)
                 socket = open_socket(port, board, cookie)
                 assert socket is not None, "the screen's socket did not open"
 
@@ -159,11 +144,7 @@ def test_a_primary_killed_across_a_minute_boundary_fails_over_and_rows_move_once
                 redis_set.start_data_node(old, new)
 
                 def moved() -> int:
-                    with psycopg.connect(venue) as conn:
-                        found = conn.execute(
-                            "SELECT count(*) FROM orders WHERE status = 'cancelled'"
-                        ).fetchone()
-                    return int(found[0]) if found else 0
+                    return cancelled_orders(venue)
 
                 first = until("a row due across the failover moved", lambda: moved() > 0, 30)
                 until("every row due moved", lambda: moved() == ROWS, 30)
