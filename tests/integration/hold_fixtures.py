@@ -1,14 +1,66 @@
 """Many holds at once for the tests of examples/tickets.json: till tickets paid by gift
 card, written by one SQL statement with what the write pipeline writes for each, column for
 column (the ticket, its take entry, its held posting record, its card's balance), because
-a thousand writes through the pipeline would cost seconds.
+a thousand writes through the pipeline would cost seconds; and what the console tests share:
+an app on a connection of a fresh control plane, `adminium` run on it in this process, and
+a till ticket written through the pipeline.
 """
 
 from __future__ import annotations
 
+import json
+import uuid
+from collections.abc import Callable
 from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
 
+from click.testing import CliRunner, Result
 from sqlalchemy.engine import Connection
+
+from adminium.cli import main
+from core.store import Store
+from core.writes import WriteRequest, create_row
+from services.apps import add_app, app_store
+from services.connections import add_connection, get_connection
+from services.storage import open_session, upgrade_control_plane
+from tests.integration.ledger_fixtures import STAFF
+from tests.integration.pipeline_fixtures import at
+
+TICKETS = json.loads((Path(__file__).parents[2] / "examples" / "tickets.json").read_text())
+OPENED = at("2026-06-12 11:00")
+"""When the console tests' till tickets are opened: 12:00 BST on Friday 12 June 2026."""
+
+
+def app_on_connection(
+    make_database: Callable[[], str], manifest: dict[str, Any]
+) -> tuple[str, str, Store]:
+    """A fresh control plane with a London connection on a fresh venue database holding the
+    app (its tables made): the control plane's URL, the connection's name, the app's store."""
+    control, venue = make_database(), make_database()
+    upgrade_control_plane(control)
+    name = f"c-{uuid.uuid4().hex[:8]}"
+    with open_session(control) as session:
+        add_connection(session, name, venue, "Europe/London")
+        add_app(session, name, manifest, create_tables=True)
+        store = app_store(get_connection(session, name).apps[0])
+    return control, name, store
+
+
+def run_console(control: str, *args: str, **env: str) -> Result:
+    """`adminium ARGS` on that control plane, in this process, with no Redis."""
+    return CliRunner().invoke(
+        main, list(args), env={"DATABASE_URL": control, "REDIS_URL": "", **env}
+    )
+
+
+def till_ticket(store: Store, card: int) -> int:
+    """A till ticket of 30 opened at OPENED, 20 of it paid by the gift card (held)."""
+    values = {"items": "tea", "total": Decimal("30"), "gift_card_id": card}
+    values |= {"card_paid": Decimal("20"), "opened_at": OPENED}
+    return int(create_row(store, WriteRequest("till_tickets", STAFF, OPENED, values=values)).key)
+
 
 _TAKE_HOLDS = """
 WITH made AS (

@@ -10,23 +10,19 @@ from __future__ import annotations
 
 import copy
 import logging
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from adminium.cli import main
 from core.store import Store
-from services.apps import add_app, app_store
-from services.connections import add_connection, get_connection
 from services.models import db
-from services.storage import open_session, upgrade_control_plane
 from services.users import add_user
 from tests.integration.effect_fixtures import KITCHEN
+from tests.integration.hold_fixtures import app_on_connection, run_console
 from tests.integration.outbox_fixtures import smtp_server
 from tests.integration.screens_fixtures import PASSWORD, sign_in
 from web import create_app
@@ -77,9 +73,7 @@ class Console:
     store: Store
 
     def run(self, *args: str, **env: str) -> Result:
-        return CliRunner().invoke(
-            main, list(args), env={"DATABASE_URL": self.control, "REDIS_URL": "", **env}
-        )
+        return run_console(self.control, *args, **env)
 
     def sql(self, statement: str, **params: Any) -> Any:
         with self.store.engine.begin() as conn:
@@ -100,13 +94,7 @@ class Console:
 @pytest.fixture
 def console(make_database: Callable[[], str]) -> Iterator[Console]:
     """A control plane with a London connection holding the mail kitchen (settings made)."""
-    control, venue = make_database(), make_database()
-    upgrade_control_plane(control)
-    name = f"c-{uuid.uuid4().hex[:8]}"
-    with open_session(control) as session:
-        add_connection(session, name, venue, "Europe/London")
-        add_app(session, name, mail_kitchen(), create_tables=True)
-        store = app_store(get_connection(session, name).apps[0])
+    control, name, store = app_on_connection(make_database, mail_kitchen())
     found = Console(control, name, store)
     found.insert("settings")
     yield found
@@ -246,13 +234,7 @@ def test_a_parent_whose_total_is_held_elsewhere_is_named_too(
             },
         }
     )
-    control, venue = make_database(), make_database()
-    upgrade_control_plane(control)
-    name = f"c-{uuid.uuid4().hex[:8]}"
-    with open_session(control) as session:
-        add_connection(session, name, venue, "Europe/London")
-        add_app(session, name, manifest, create_tables=True)
-        store = app_store(get_connection(session, name).apps[0])
+    control, name, store = app_on_connection(make_database, manifest)
     console = Console(control, name, store)
     console.insert("settings")
     desk = console.insert("desks", status="free", placed=1)

@@ -7,20 +7,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from adminium.cli import main
 from core.store import Store
-from services.apps import add_app, app_store
-from services.connections import add_connection, get_connection
-from services.storage import open_session, upgrade_control_plane
+from services.storage import open_session
 from services.users import add_user
+from tests.integration.hold_fixtures import app_on_connection, run_console
 from tests.integration.sweep_fixtures import SHOP
 
 ADMINIUM = Path(sys.executable).parent / "adminium"
@@ -37,8 +34,7 @@ class Console:
     store: Store
 
     def run(self, *args: str) -> Result:
-        env = {"DATABASE_URL": self.control, "REDIS_URL": ""}
-        return CliRunner().invoke(main, list(args), env=env)
+        return run_console(self.control, *args)
 
     def orders(self, count: int, due: str = "2026-07-01T09:00Z") -> None:
         with self.store.engine.begin() as conn:
@@ -56,13 +52,7 @@ class Console:
 @pytest.fixture
 def console(make_database: Callable[[], str]) -> Iterator[Console]:
     """A control plane with a London connection holding the shop (settings row made)."""
-    control, venue = make_database(), make_database()
-    upgrade_control_plane(control)
-    name = f"c-{uuid.uuid4().hex[:8]}"
-    with open_session(control) as session:
-        add_connection(session, name, venue, "Europe/London")
-        add_app(session, name, SHOP, create_tables=True)
-        store = app_store(get_connection(session, name).apps[0])
+    control, name, store = app_on_connection(make_database, SHOP)
     with store.engine.begin() as conn:
         conn.exec_driver_sql("INSERT INTO settings DEFAULT VALUES")
     yield Console(control, name, store)

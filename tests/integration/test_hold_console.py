@@ -11,27 +11,24 @@ clock as 12:03:00+01:00.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from adminium.cli import main
 from core.store import Store
-from core.writes import WriteRequest, create_row
-from services.apps import add_app, app_store
-from services.connections import add_connection, get_connection
-from services.storage import open_session, upgrade_control_plane
-from tests.integration.hold_fixtures import take_holds
-from tests.integration.ledger_fixtures import STAFF
+from tests.integration.hold_fixtures import (
+    OPENED,
+    TICKETS,
+    app_on_connection,
+    run_console,
+    take_holds,
+    till_ticket,
+)
 from tests.integration.pipeline_fixtures import at
 
-TICKETS = json.loads((Path(__file__).parents[2] / "examples" / "tickets.json").read_text())
-OPENED = at("2026-06-12 11:00")
 DUE = "2026-06-12T11:03:00+00:00"
 
 
@@ -44,8 +41,7 @@ class Console:
     store: Store
 
     def run(self, *args: str) -> Result:
-        env = {"DATABASE_URL": self.control, "REDIS_URL": ""}
-        return CliRunner().invoke(main, list(args), env=env)
+        return run_console(self.control, *args)
 
     def sql(self, statement: str) -> list[tuple[object, ...]]:
         with self.store.engine.begin() as conn:
@@ -60,10 +56,7 @@ class Console:
         return int(str(card))
 
     def ticket(self, card: int) -> int:
-        values = {"items": "tea", "total": Decimal("30"), "gift_card_id": card}
-        values |= {"card_paid": Decimal("20"), "opened_at": OPENED}
-        request = WriteRequest("till_tickets", STAFF, OPENED, values=values)
-        return int(create_row(self.store, request).key)
+        return till_ticket(self.store, card)
 
     def balance(self, card: int) -> Decimal:
         [(balance,)] = self.sql(f"SELECT balance FROM tickets.gift_cards WHERE id = {card}")
@@ -72,13 +65,7 @@ class Console:
 
 @pytest.fixture
 def console(make_database: Callable[[], str]) -> Iterator[Console]:
-    control, venue = make_database(), make_database()
-    upgrade_control_plane(control)
-    name = f"c-{uuid.uuid4().hex[:8]}"
-    with open_session(control) as session:
-        add_connection(session, name, venue, "Europe/London")
-        add_app(session, name, TICKETS, create_tables=True)
-        store = app_store(get_connection(session, name).apps[0])
+    control, name, store = app_on_connection(make_database, TICKETS)
     made = Console(control, name, store)
     made.sql("INSERT INTO tickets.settings DEFAULT VALUES")
     yield made

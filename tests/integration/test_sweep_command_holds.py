@@ -10,44 +10,17 @@ clock as 12:03:00+01:00.
 
 from __future__ import annotations
 
-import json
-import uuid
 from collections.abc import Callable
-from decimal import Decimal
-from pathlib import Path
 
-from click.testing import CliRunner
+from tests.integration.hold_fixtures import TICKETS, app_on_connection, run_console, till_ticket
 
-from adminium.cli import main
-from core.store import Store
-from core.writes import WriteRequest, create_row
-from services.apps import add_app, app_store
-from services.connections import add_connection, get_connection
-from services.storage import open_session, upgrade_control_plane
-from tests.integration.ledger_fixtures import STAFF
-from tests.integration.pipeline_fixtures import at
-
-TICKETS = json.loads((Path(__file__).parents[2] / "examples" / "tickets.json").read_text())
-OPENED = at("2026-06-12 11:00")
 HELD_UNTIL = "held until 2026-06-12T12:03:00+01:00"
-
-
-def _ticket(store: Store, card: int) -> int:
-    values = {"items": "tea", "total": Decimal("30"), "gift_card_id": card}
-    values |= {"card_paid": Decimal("20"), "opened_at": OPENED}
-    return int(create_row(store, WriteRequest("till_tickets", STAFF, OPENED, values=values)).key)
 
 
 def test_the_sweep_prints_each_hold_given_back_set_aside_or_busy(
     make_database: Callable[[], str],
 ) -> None:
-    control, venue = make_database(), make_database()
-    upgrade_control_plane(control)
-    name = f"c-{uuid.uuid4().hex[:8]}"
-    with open_session(control) as session:
-        add_connection(session, name, venue, "Europe/London")
-        add_app(session, name, TICKETS, create_tables=True)
-        store = app_store(get_connection(session, name).apps[0])
+    control, name, store = app_on_connection(make_database, TICKETS)
     schema = store.app.schema_name
     with store.engine.begin() as conn:
         conn.exec_driver_sql(f"SET search_path TO {schema}")
@@ -58,7 +31,7 @@ def test_the_sweep_prints_each_hold_given_back_set_aside_or_busy(
             ).scalar_one()
             for _ in range(3)
         )
-    tickets = {card: _ticket(store, card) for card in (given, capped, busy)}
+    tickets = {card: till_ticket(store, card) for card in (given, capped, busy)}
     with store.engine.begin() as conn:  # topped up meanwhile: 490 + 20 passes the max 500
         conn.exec_driver_sql(f"UPDATE {schema}.gift_cards SET balance = 490 WHERE id = {capped}")
     with store.engine.begin() as other:
@@ -66,11 +39,7 @@ def test_the_sweep_prints_each_hold_given_back_set_aside_or_busy(
         other.exec_driver_sql(
             f"SELECT * FROM {schema}.gift_cards WHERE id = {busy} FOR NO KEY UPDATE"
         )
-        swept = CliRunner().invoke(
-            main,
-            ["sweep", name, "--now", "2026-06-12T11:03:00+00:00"],
-            env={"DATABASE_URL": control, "REDIS_URL": ""},
-        )
+        swept = run_console(control, "sweep", name, "--now", "2026-06-12T11:03:00+00:00")
     assert swept.exit_code == 0, swept.output
     lines = swept.output.splitlines()
 
