@@ -39,6 +39,17 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
+def refuse_failed_check(manifest: dict[str, Any]) -> None:
+    """Refuse a manifest the manifest check refuses, with its sentences (ManifestRefused)."""
+    refusals = check_manifest(manifest)
+    if refusals:
+        raise ManifestRefused(
+            "the manifest check refused the app: "
+            + "; ".join(f"{r.where}: {r.sentence}" for r in refusals),
+            {"refusals": [{"where": r.where, "sentence": r.sentence} for r in refusals]},
+        )
+
+
 def add_app(
     session: Session,
     connection_name: str,
@@ -53,13 +64,7 @@ def add_app(
     are made in the connection's database first; the app is saved only if that works.
     """
     connection = get_connection(session, connection_name)
-    refusals = check_manifest(manifest)
-    if refusals:
-        raise ManifestRefused(
-            "the manifest check refused the app: "
-            + "; ".join(f"{r.where}: {r.sentence}" for r in refusals),
-            {"refusals": [{"where": r.where, "sentence": r.sentence} for r in refusals]},
-        )
+    refuse_failed_check(manifest)
     name = str(manifest["name"])
     refuse_shared_tables(connection, load_app(manifest))
     app = session.scalar(select(App).where(App.connection == connection, App.name == name))

@@ -22,16 +22,15 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from core.errors import AdminiumError
-from core.manifest.check import check_manifest
 from core.manifest.model import load_app
 from core.moments import Tables
 from core.preview import HORIZON, Preview, Side, compare, lead_tables
 from core.set_aside import read_set_aside
 from core.store import Row, Store
 from core.values import checked_value
-from services.apps import app_store, table_owner
+from services.apps import app_store, refuse_failed_check, table_owner
 from services.connections import get_connection
-from services.errors import DatabaseRefused, InvalidValue, ManifestRefused, first_line
+from services.errors import DatabaseRefused, InvalidValue, first_line
 from services.models import Connection
 from services.storage import connection_engine
 
@@ -88,13 +87,7 @@ def preview_manifest(
 ) -> Preview:
     """What replacing (or adding) the app the manifest names would change at `now`."""
     connection = get_connection(session, connection_name)
-    refusals = check_manifest(manifest)
-    if refusals:
-        raise ManifestRefused(
-            "the manifest check refused the app: "
-            + "; ".join(f"{r.where}: {r.sentence}" for r in refusals),
-            {"refusals": [{"where": r.where, "sentence": r.sentence} for r in refusals]},
-        )
+    refuse_failed_check(manifest)
     stores = {app.name: app_store(app) for app in connection.apps}
     model = load_app(manifest)
     current = stores.get(model.name)
