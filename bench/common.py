@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -65,3 +66,40 @@ def wait(what: str, check: Callable[[], object], seconds: float, step: float = 0
             raise SystemExit(f"not within {seconds} s: {what}")
         time.sleep(step)
     return time.monotonic()
+
+
+def registered(client: Any) -> bool:
+    """Whether an RQ worker and the clock (RQ's cron scheduler) are registered in that Redis."""
+    from rq import Worker
+    from rq.cron import CronScheduler
+
+    return bool(Worker.all(connection=client)) and bool(CronScheduler.all(connection=client))
+
+
+class ShopVenue:
+    """The venue database of tests/integration/sweep_fixtures.SHOP at `self.venue`: its
+    orders made due and counted moved, the clock's moves audited."""
+
+    venue: str
+
+    def sql(self, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with psycopg.connect(self.venue, autocommit=True) as conn:
+            cursor = conn.execute(statement, params)
+            return cursor.fetchall() if cursor.description else []
+
+    def due_orders(self, at: datetime, count: int) -> None:
+        self.sql(
+            "INSERT INTO orders (status, due_at) SELECT 'placed', %s FROM generate_series(1, %s)",
+            (at, count),
+        )
+
+    def moved(self) -> int:
+        return int(self.sql("SELECT count(*) FROM orders WHERE status = 'cancelled'")[0][0])
+
+    def audited(self) -> list[int]:
+        """Per moved row, how many timed moves the audit holds."""
+        rows = self.sql(
+            "SELECT count(*) FROM adminium.audit WHERE actor_kind = 'clock'"
+            " AND move_to = 'cancelled' GROUP BY row_key"
+        )
+        return [int(r[0]) for r in rows]

@@ -24,16 +24,21 @@ import sys
 import tempfile
 import time
 from contextlib import ExitStack
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
-from typing import Any
-
-import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import database, emit, next_boundary, sleep_until, wait  # noqa: E402
+from bench.common import (  # noqa: E402
+    ShopVenue,
+    database,
+    emit,
+    next_boundary,
+    registered,
+    sleep_until,
+    wait,
+)
 from services import redis_client  # noqa: E402
 from services.apps import add_app  # noqa: E402
 from services.connections import add_connection  # noqa: E402
@@ -52,7 +57,7 @@ def dispose(url: str) -> None:
     engine_for(url).dispose()
 
 
-class System:
+class System(ShopVenue):
     """A control plane with one connection holding the shop, a Redis that fails over, and
     the Procfile's worker and clock on its sentinels."""
 
@@ -75,37 +80,8 @@ class System:
             self.processes[name] = process
             stack.callback(stop_process, process)
         client = redis_client.connect(self.redis.url)
-        wait("the worker and the clock registered", lambda: self._registered(client), 60)
+        wait("the worker and the clock registered", lambda: registered(client), 60)
         client.close()
-
-    @staticmethod
-    def _registered(client: Any) -> bool:
-        from rq import Worker
-        from rq.cron import CronScheduler
-
-        return bool(Worker.all(connection=client)) and bool(CronScheduler.all(connection=client))
-
-    def sql(self, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with psycopg.connect(self.venue, autocommit=True) as conn:
-            cursor = conn.execute(statement, params)
-            return cursor.fetchall() if cursor.description else []
-
-    def due_orders(self, at: datetime, count: int) -> None:
-        self.sql(
-            "INSERT INTO orders (status, due_at) SELECT 'placed', %s FROM generate_series(1, %s)",
-            (at, count),
-        )
-
-    def moved(self) -> int:
-        return int(self.sql("SELECT count(*) FROM orders WHERE status = 'cancelled'")[0][0])
-
-    def audited(self) -> list[int]:
-        """Per moved row, how many timed moves the audit holds."""
-        rows = self.sql(
-            "SELECT count(*) FROM adminium.audit WHERE actor_kind = 'clock'"
-            " AND move_to = 'cancelled' GROUP BY row_key"
-        )
-        return [int(r[0]) for r in rows]
 
 
 def main() -> None:

@@ -42,15 +42,22 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-import psycopg
 import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import database, emit, next_boundary, now, sleep_until, wait  # noqa: E402
+from bench.common import (  # noqa: E402
+    ShopVenue,
+    database,
+    emit,
+    next_boundary,
+    now,
+    registered,
+    sleep_until,
+    wait,
+)
 from core.sweep_health import read_health  # noqa: E402
 from services.apps import add_app  # noqa: E402
 from services.connections import add_connection  # noqa: E402
@@ -74,7 +81,7 @@ def dispose(url: str) -> None:
     engine_for(url).dispose()
 
 
-class System:
+class System(ShopVenue):
     """A control plane with one connection holding the shop, a Redis of its own, and the
     Procfile's worker and clock on them."""
 
@@ -97,37 +104,8 @@ class System:
             self.processes[name] = process
             stack.callback(stop_process, process)
         client = redis.Redis.from_url(self.redis.url)
-        wait("the worker and the clock registered", lambda: self._registered(client), 60, 0.1)
+        wait("the worker and the clock registered", lambda: registered(client), 60, 0.1)
         client.close()
-
-    @staticmethod
-    def _registered(client: redis.Redis) -> bool:
-        from rq import Worker
-        from rq.cron import CronScheduler
-
-        return bool(Worker.all(connection=client)) and bool(CronScheduler.all(connection=client))
-
-    def sql(self, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with psycopg.connect(self.venue, autocommit=True) as conn:
-            cursor = conn.execute(statement, params)
-            return cursor.fetchall() if cursor.description else []
-
-    def due_orders(self, at: datetime, count: int) -> None:
-        self.sql(
-            "INSERT INTO orders (status, due_at) SELECT 'placed', %s FROM generate_series(1, %s)",
-            (at, count),
-        )
-
-    def moved(self) -> int:
-        return int(self.sql("SELECT count(*) FROM orders WHERE status = 'cancelled'")[0][0])
-
-    def audited(self) -> list[int]:
-        """Per moved row, how many timed moves the audit holds."""
-        rows = self.sql(
-            "SELECT count(*) FROM adminium.audit WHERE actor_kind = 'clock'"
-            " AND move_to = 'cancelled' GROUP BY row_key"
-        )
-        return [int(r[0]) for r in rows]
 
     def last_sweep_at(self) -> datetime | None:
         rows = self.sql("SELECT max(at) FROM adminium.sweeps WHERE connection = %s", (CONNECTION,))
