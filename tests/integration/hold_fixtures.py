@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -53,6 +54,18 @@ def run_console(control: str, *args: str, **env: str) -> Result:
     return CliRunner().invoke(
         main, list(args), env={"DATABASE_URL": control, "REDIS_URL": "", **env}
     )
+
+
+@dataclass
+class AppConsole:
+    """An app on a connection (app_on_connection) and `adminium` run on its control plane."""
+
+    control: str
+    name: str
+    store: Store
+
+    def run(self, *args: str, **env: str) -> Result:
+        return run_console(self.control, *args, **env)
 
 
 def till_ticket(store: Store, card: int) -> int:

@@ -11,18 +11,15 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from click.testing import Result
 
-from core.store import Store
 from services.models import db
 from services.users import add_user
 from tests.integration.effect_fixtures import KITCHEN
-from tests.integration.hold_fixtures import app_on_connection, run_console
+from tests.integration.hold_fixtures import AppConsole, app_on_connection
 from tests.integration.outbox_fixtures import smtp_server
 from tests.integration.screens_fixtures import PASSWORD, sign_in
 from web import create_app
@@ -66,15 +63,7 @@ def mail_kitchen() -> dict[str, Any]:
     return manifest
 
 
-@dataclass
-class Console:
-    control: str
-    name: str
-    store: Store
-
-    def run(self, *args: str, **env: str) -> Result:
-        return run_console(self.control, *args, **env)
-
+class Console(AppConsole):
     def sql(self, statement: str, **params: Any) -> Any:
         with self.store.engine.begin() as conn:
             return conn.execute(sa.text(statement), params)

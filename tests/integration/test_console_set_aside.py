@@ -8,16 +8,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from click.testing import Result
 
-from core.store import Store
 from services.storage import open_session
 from services.users import add_user
-from tests.integration.hold_fixtures import app_on_connection, run_console
+from tests.integration.hold_fixtures import AppConsole, app_on_connection
 from tests.integration.sweep_fixtures import SHOP
 
 ADMINIUM = Path(sys.executable).parent / "adminium"
@@ -27,15 +24,7 @@ NOW = "2026-07-01T10:00:00+00:00"
 pytestmark = pytest.mark.integration
 
 
-@dataclass
-class Console:
-    control: str
-    name: str
-    store: Store
-
-    def run(self, *args: str) -> Result:
-        return run_console(self.control, *args)
-
+class Console(AppConsole):
     def orders(self, count: int, due: str = "2026-07-01T09:00Z") -> None:
         with self.store.engine.begin() as conn:
             conn.exec_driver_sql(

@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from decimal import Decimal
 
 import pytest
-from click.testing import Result
 
-from core.store import Store
 from tests.integration.hold_fixtures import (
     OPENED,
     TICKETS,
+    AppConsole,
     app_on_connection,
-    run_console,
     take_holds,
     till_ticket,
 )
@@ -32,16 +29,8 @@ from tests.integration.pipeline_fixtures import at
 DUE = "2026-06-12T11:03:00+00:00"
 
 
-@dataclass
-class Console:
+class Console(AppConsole):
     """A connection on a fresh venue database with examples/tickets.json installed."""
-
-    control: str
-    name: str
-    store: Store
-
-    def run(self, *args: str) -> Result:
-        return run_console(self.control, *args)
 
     def sql(self, statement: str) -> list[tuple[object, ...]]:
         with self.store.engine.begin() as conn:
