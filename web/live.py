@@ -21,6 +21,7 @@ password, a role given or taken away and a user removed (services/users.py).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import logging
 import queue
@@ -428,14 +429,20 @@ def _refuse_signed_out() -> tuple[str, int] | None:
     The hub subscribes before the handshake, so the refetch a screen makes once its socket
     opens sees every change after it.
     """
-    if signed_in_user() is None:
-        log.info("live socket refused: not signed in")
-        return "sign in first", 403
     if not same_origin(request.headers.get("Origin")):
         log.warning(
             "live socket refused: Origin %r is not %s", request.headers["Origin"], request.host
         )
         return "this socket is for this site's own pages", 403
+    if signed_in_user() is None:
+        if request.headers.get("Origin") is None:  # no browser: refused before the handshake
+            log.info("live socket refused: not signed in")
+            return "sign in first", 403
+        # A page of this site whose session has gone (signed out meanwhile, elsewhere or while
+        # its socket was away): told so and closed with 4401, so it goes to sign-in rather
+        # than trying a refused handshake again forever. It is sent nothing else.
+        g.live_signed_out = True
+        return None
     g.live_screen = _screen()
     if not hub().start():
         # Opened now, the screen would say "live" and refetch while no change can reach
@@ -473,6 +480,12 @@ bp.register_error_handler(AdminiumError, _refusal)
 @sock.route("/live", bp=bp)
 def connect(ws: Any) -> None:
     """One open screen: pushes its fragments until the browser or the server goes."""
+    if g.get("live_signed_out"):
+        log.info("live socket of a page signed out: told so and closed")
+        with contextlib.suppress(ConnectionClosed):
+            ws.send(SIGNED_OUT_MESSAGE)
+            ws.close(reason=SIGNED_OUT, message="signed out")
+        return
     number, inbox = hub().register(g.live_screen)
     # The handshake's checks read the control plane; a socket lives for hours, so its
     # connection goes back to the pool now rather than at teardown (else the pool's 15

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import redis
 from flask.testing import FlaskClient
-from simple_websocket import Client
+from simple_websocket import Client, ConnectionClosed
 
 from core.sample_data import add_sample
 from core.samples import read_sample
@@ -168,6 +168,23 @@ def test_signed_out_socket_is_refused_before_the_handshake(base_url: str) -> Non
         assert conn.getresponse().status == 403
     finally:
         conn.close()
+
+
+def test_a_page_whose_session_has_gone_is_told_signed_out_and_closed_4401(base_url: str) -> None:
+    # A page of this site reconnecting after its session went (signed out elsewhere while its
+    # socket was away): a refused handshake would be tried again forever ("reconnecting…");
+    # it is told it is signed out and closed with 4401, which sends it to sign-in. Nothing else.
+    # (simple_websocket's client names the host without its port; the Origin matches it.)
+    host = base_url.split(":")[0]
+    url = f"ws://{base_url}{BOARD_SOCKET}"
+    page = Client.connect(url, headers={"Origin": f"http://{host}"})
+    messages = []
+    with pytest.raises(ConnectionClosed):
+        while True:
+            messages.append(page.receive(timeout=5))
+            assert messages[-1] is not None, "no close within 5 s"
+    assert messages == ["adminium:signed-out"]
+    assert page.close_reason == 4401
 
 
 class FakeSocket:
