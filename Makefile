@@ -32,33 +32,29 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy core
 
-# Browser tests drive Debian's Chromium (Playwright's own browser download is not used).
-chromium:
-	@if [ -x $(CHROMIUM) ]; then exit 0; \
+# A Debian package the tests need, installed where its binary is missing: $(1) the binary,
+# $(2) the package, $(3) what needs it (as root with apt-get, else with password-less sudo).
+define apt_install
+	@if [ -x $(1) ]; then exit 0; \
 	elif [ "$$(id -u)" = 0 ]; then \
-	  echo "Installing Debian's Chromium for the browser tests (apt-get)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  echo "Installing Debian's $(2) for $(3) (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; \
 	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then \
-	  echo "Installing Debian's Chromium for the browser tests (sudo apt-get)"; \
-	  sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  echo "Installing Debian's $(2) for $(3) (sudo apt-get)"; \
+	  sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; \
 	else \
-	  echo "The browser tests need $(CHROMIUM): run 'sudo apt-get install chromium' (or 'make chromium' as root)." >&2; \
+	  echo "$(3) need $(1): run 'sudo apt-get install $(2)' (or 'make $(2)' as root)." >&2; \
 	  exit 1; \
 	fi
+endef
+
+# Browser tests drive Debian's Chromium (Playwright's own browser download is not used).
+chromium:
+	$(call apt_install,$(CHROMIUM),chromium,the browser tests)
 
 # The pooler tests run Debian's PgBouncer in front of the test PostgreSQL (docs/operations.md).
 pgbouncer:
-	@if [ -x $(PGBOUNCER) ]; then exit 0; \
-	elif [ "$$(id -u)" = 0 ]; then \
-	  echo "Installing Debian's PgBouncer for the pooler tests (apt-get)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null; \
-	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then \
-	  echo "Installing Debian's PgBouncer for the pooler tests (sudo apt-get)"; \
-	  sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null; \
-	else \
-	  echo "The pooler tests need $(PGBOUNCER): run 'sudo apt-get install pgbouncer' (or 'make pgbouncer' as root)." >&2; \
-	  exit 1; \
-	fi
+	$(call apt_install,$(PGBOUNCER),pgbouncer,the pooler tests)
 
 # The suite runs on TEST_WORKERS pytest-xdist workers, each test file on one worker (its
 # module's site is built once) and the browser tests together on one (tests/conftest.py); each worker has a Redis of its own (tests/conftest.py).

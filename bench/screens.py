@@ -50,6 +50,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import redis
@@ -197,35 +198,39 @@ def stop_web(process: subprocess.Popen[bytes]) -> None:
         process.wait(5)
 
 
+def orders_and_boards(
+    site: Any, store: Any, orders: sa.Table, rows: int, boards: int
+) -> tuple[list[int], list[str]]:
+    """`rows` placed orders, and `boards` managers signed in: the keys and session cookies."""
+    with store.engine.begin() as conn:
+        keys = list(
+            conn.execute(
+                sa.insert(orders)
+                .values([{"status": "placed", "pickup_at": at("2026-07-10 11:30")}] * rows)
+                .returning(orders.c.id)
+            ).scalars()
+        )
+    with site.app.app_context():
+        for number in range(boards):
+            add_user(
+                db.session, f"board{number}@venue.test", "manager", "venue/venue", password=PASSWORD
+            )
+    cookies: list[str] = []
+    for number in range(boards):
+        client = site.app.test_client()
+        sign_in(client, f"board{number}@venue.test")
+        cookie = client.get_cookie("session")
+        assert cookie is not None
+        cookies.append(cookie.value)
+    return keys, cookies
+
+
 def measure(server: str, redis_url: str, name: str, command: str, target: int) -> dict[str, object]:
     with databases(server, 2) as (control_url, venue_url):
         site = build_site(control_url, venue_url, redis_url)
         store = site.store()
         orders = store.table("orders")
-        with store.engine.begin() as conn:
-            keys = list(
-                conn.execute(
-                    sa.insert(orders)
-                    .values([{"status": "placed", "pickup_at": at("2026-07-10 11:30")}] * ROWS)
-                    .returning(orders.c.id)
-                ).scalars()
-            )
-        cookies: list[str] = []
-        with site.app.app_context():
-            for number in range(BOARDS):
-                add_user(
-                    db.session,
-                    f"board{number}@venue.test",
-                    "manager",
-                    "venue/venue",
-                    password=PASSWORD,
-                )
-        for number in range(BOARDS):
-            client = site.app.test_client()
-            sign_in(client, f"board{number}@venue.test")
-            cookie = client.get_cookie("session")
-            assert cookie is not None
-            cookies.append(cookie.value)
+        keys, cookies = orders_and_boards(site, store, orders, ROWS, BOARDS)
         port = free_port()
         env = {
             **os.environ,
@@ -366,32 +371,7 @@ def burst(server: str, redis_url: str, name: str, tree: Path) -> dict[str, objec
         site = build_site(control_url, venue_url, redis_url)
         store = site.store()
         orders = store.table("orders")
-        with store.engine.begin() as conn:
-            keys = list(
-                conn.execute(
-                    sa.insert(orders)
-                    .values(
-                        [{"status": "placed", "pickup_at": at("2026-07-10 11:30")}] * BURST_MOVES
-                    )
-                    .returning(orders.c.id)
-                ).scalars()
-            )
-        cookies: list[str] = []
-        with site.app.app_context():
-            for number in range(BURST_BOARDS):
-                add_user(
-                    db.session,
-                    f"board{number}@venue.test",
-                    "manager",
-                    "venue/venue",
-                    password=PASSWORD,
-                )
-        for number in range(BURST_BOARDS):
-            client = site.app.test_client()
-            sign_in(client, f"board{number}@venue.test")
-            cookie = client.get_cookie("session")
-            assert cookie is not None
-            cookies.append(cookie.value)
+        keys, cookies = orders_and_boards(site, store, orders, BURST_MOVES, BURST_BOARDS)
         port = free_port()
         env = {
             **os.environ,
