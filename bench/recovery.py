@@ -73,7 +73,7 @@ CONNECTION = "bench"
 ROWS = 50
 """Orders that fall due during the outage."""
 WATCH_SECONDS = 15.0
-"""How often an open screen's hub reads the sweep health (web.live.WATCH_SECONDS)."""
+"""How often an open screen's hub reads the sweep health (web.live.hub.WATCH_SECONDS)."""
 
 
 def dispose(url: str) -> None:

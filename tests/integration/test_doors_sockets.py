@@ -17,7 +17,7 @@ from services.users import add_user
 from tests.integration.api_fixtures import Site
 from tests.integration.procfile_web import procfile_webs
 from tests.integration.screens_fixtures import PASSWORD, sign_in
-from web.live import SIGNED_OUT, SIGNED_OUT_MESSAGE
+from web.live.endpoint import SIGNED_OUT, SIGNED_OUT_MESSAGE
 
 pytestmark = pytest.mark.integration
 

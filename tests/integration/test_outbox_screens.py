@@ -19,7 +19,7 @@ from tests.integration.api_fixtures import Site
 from tests.integration.outbox_fixtures import outbox_rows
 from tests.integration.pipeline_fixtures import at
 from tests.integration.screens_fixtures import add_order, csrf_of
-from web.live import Screen
+from web.live.screen import Screen
 
 CANCELLED = {
     "kind": "message",

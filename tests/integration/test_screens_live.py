@@ -24,7 +24,7 @@ from services.sweeps import sweep
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
 from tests.integration.screens_fixtures import add_order, csrf_of, forbid_cancel_with_note
-from web import live
+from web.live import endpoint as live
 
 pytestmark = pytest.mark.integration
 BOARD_SOCKET = "/live?screen=board&connection=venue&app=venue&table=orders&q=&state="
