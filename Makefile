@@ -31,6 +31,7 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy core
+	$(BIN)/lint-imports
 
 # A Debian package the tests need, installed where its binary is missing: $(1) the binary,
 # $(2) the package, $(3) what needs it (as root with apt-get, else with password-less sudo).
