@@ -58,7 +58,7 @@ _KEY = "hashtextextended('adminium sweep ' || :name, 0)"
 
 
 class LegacyFence:
-    """The fence before the lease (core/fence.py until issue 21), behind the lease's calls:
+    """The fence before the lease, behind the lease's calls:
     a session-level advisory lock on a session of its own, held while it answers."""
 
     def __init__(self, connection, *, deadline, lease=0.0, holder=""):

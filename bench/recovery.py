@@ -3,7 +3,7 @@ this run's own (free port) and fresh databases of the PostgreSQL server; prints 
 object per line (not part of `make test`; each measure waits for real minutes).
 
 - redis: Redis stopped `--down-before` s before a minute boundary and started `--up-after`
-  s after it (default 20 and 50: a 70 s outage, as in issue 21's trial), with rows that
+  s after it (default 20 and 50: a 70 s outage), with rows that
   fell due meanwhile; the seconds from Redis answering to the first of them moving (goal
   <= 10 s), whether every one moved once (double, lost). Baseline in the same run: the
   seconds from a minute's start to its first move in a minute with no outage.
@@ -12,15 +12,15 @@ object per line (not part of `make test`; each measure waits for real minutes).
   at the killed sweep's own lag) to the stall being said, as a page reads it
   (`core.sweep_health.read_health`; an open live screen is told within
   LIVE_WATCH_SECONDS, 15 s, more: printed as `screens_by`), goal <= 90 s; and the seconds
-  from the kill (issue 21 measured 153-162 s).
+  from the kill.
 
 - frozen: two Procfile workers; the one holding the connection's fence (its lease names
   `worker host:pid`) is frozen (SIGSTOP) mid-sweep with rows still due; the seconds from
   the freeze to the next row moved by the other worker (its next minute's sweep, once the
   frozen one's lease ran out, LEASE 10 s), whether every row moved once once it is woken
   (double, lost). Baseline in the same run: a minute's start to its first move with no
-  worker frozen. Before the lease (issue 21's trial): nothing moved until the frozen worker
-  woke, 3.6 min; `bench/fence.py` measures both fences side by side at a 1 s cadence.
+  worker frozen. Before the lease, a session-level lock: nothing moved until the frozen worker
+  woke; `bench/fence.py` measures both fences side by side at a 1 s cadence.
 
 To add a measure: write `def measure_<name>(args) -> None` that emits its lines (with a
 `measure` key) and add it to MEASURES; `System` starts what a measure needs.

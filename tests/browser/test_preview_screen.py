@@ -1,4 +1,4 @@
-"""The row page's preview before Save in Chromium (issue 24): an hours row's closing moved
+"""The row page's preview before Save in Chromium: an hours row's closing moved
 earlier previews the orders due at once, Save asks once more, Save anyway saves. The
 screenshots docs/screens.md shows (row_preview, row_preview_confirm)."""
 

@@ -1,4 +1,4 @@
-"""In Chromium, issue 22 items 3, 4 and 11 and issue 21 item 6: every set-aside fix answers
+"""In Chromium: every set-aside fix answers
 where the person acted and with a toast (Undo where the table lists the undo); a move the
 clock would refuse again says so before it is made; the value box follows the chosen field;
 a change that changes nothing is refused with a sentence and writes nothing; "Move to" on
@@ -73,7 +73,7 @@ def test_set_aside_fixes_answer_warn_and_offer_only_what_can_be_done(
     item = page.locator(f"#aside-orders-{first}")
     expect(item).to_contain_text("must be filled when cancelled")
 
-    # Item 4: the value box follows the chosen field: a time on the venue's clock, then text.
+    # The value box follows the chosen field: a time on the venue's clock, then text.
     field, value = (
         page.locator(f"#aside-orders-{first}-field"),
         page.locator(f"#aside-orders-{first}-value"),
@@ -94,7 +94,7 @@ def test_set_aside_fixes_answer_warn_and_offer_only_what_can_be_done(
         "type", "datetime-local"
     )
 
-    # Item 4: a change that changes nothing is refused with a sentence, and nothing written.
+    # A change that changes nothing is refused with a sentence, and nothing written.
     written = audit_count(screens_site)
     page.locator(f"#aside-orders-{first}-save").click()
     expect(item.locator(".said")).to_have_text(
@@ -102,7 +102,7 @@ def test_set_aside_fixes_answer_warn_and_offer_only_what_can_be_done(
     )
     assert audit_count(screens_site) == written
 
-    # Item 3: a move the clock would refuse again says so before it is made: Confirmed is due
+    # A move the clock would refuse again says so before it is made: Confirmed is due
     # at once under rule 2 (at its pickup, 12:30 BST), which cancels it, which was refused.
     warning = (
         "Moved to Confirmed, it is due at once under rule 2 (Confirmed → Cancelled at"
@@ -124,7 +124,7 @@ def test_set_aside_fixes_answer_warn_and_offer_only_what_can_be_done(
     # Moving the confirmed one to Ready warns of nothing: no timed rule leaves Ready.
     expect(page.locator(f"#aside-orders-{confirmed} .again-warning")).to_have_count(0)
 
-    # Item 3: Save says so in the item and in a toast (the item stays set aside).
+    # Save says so in the item and in a toast (the item stays set aside).
     value.fill("at the door")
     page.locator(f"#aside-orders-{first}-save").click()
     saved = f"Saved: Orders #{first}: Note is now at the door."
@@ -132,7 +132,7 @@ def test_set_aside_fixes_answer_warn_and_offer_only_what_can_be_done(
     expect(page.locator("#toasts .toast").last).to_have_text(saved)
     screenshot("toast_saved")
 
-    # Item 3: after "Try again now" succeeds, its line says what became of it, and nothing
+    # After "Try again now" succeeds, its line says what became of it, and nothing
     # says it stays set aside.
     page.locator(f"#aside-orders-{first}-retry").click()
     done = page.locator(f"#done-aside-orders-{first}")
@@ -141,7 +141,7 @@ def test_set_aside_fixes_answer_warn_and_offer_only_what_can_be_done(
     expect(page.locator("#set-aside-list")).not_to_contain_text("stays set aside")
     assert screens_site.row("orders", first)["status"] == "cancelled"
 
-    # Item 4: several at once: a placed and a confirmed row share only one move, Cancelled.
+    # Several at once: a placed and a confirmed row share only one move, Cancelled.
     bulk_to = page.locator("#bulk-to option:not([disabled])")
     page.locator(f"#aside-orders-{second}-pick").check()
     expect(bulk_to).to_have_text(["Confirmed", "Cancelled"])
@@ -149,7 +149,7 @@ def test_set_aside_fixes_answer_warn_and_offer_only_what_can_be_done(
     expect(bulk_to).to_have_text(["Cancelled"])
     page.locator(f"#aside-orders-{confirmed}-pick").uncheck()
 
-    # Issue 21 item 6: a refusal answers with its status (422 VALUE_REFUSED: tried again
+    # A refusal answers with its status (422 VALUE_REFUSED: tried again
     # with no note) and its words are swapped in where the person acted.
     with page.expect_response(lambda answer: answer.url.endswith("/retry")) as answered:
         page.locator(f"#aside-orders-{second}-retry").click()
@@ -161,7 +161,7 @@ def test_set_aside_fixes_answer_warn_and_offer_only_what_can_be_done(
         f"Tried again now: refused again: Orders #{second} (VALUE_REFUSED)."
     )
 
-    # Item 3: a move by hand answers "moved … by you" with the listed undo; Undo puts it back.
+    # A move by hand answers "moved … by you" with the listed undo; Undo puts it back.
     page.locator(f"#aside-orders-{confirmed}-move-ready").click()
     moved = f"Orders #{confirmed} moved to Ready by you."
     expect(page.locator(f"#done-aside-orders-{confirmed}")).to_have_text(moved)

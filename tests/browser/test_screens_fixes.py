@@ -1,4 +1,4 @@
-"""In Chromium, issue 15: set-aside fixes keep keyboard focus where the person was, Save
+"""In Chromium: set-aside fixes keep keyboard focus where the person was, Save
 confirms, the header's badge follows each fix, several rows move at once and the empty state
 comes back; the pending screen draws its 24-hour timeline (a screenshot of each)."""
 

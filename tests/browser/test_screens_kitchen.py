@@ -1,4 +1,4 @@
-"""In Chromium, issue 22: the wall as a kitchen display (the fields the manifest's `board`
+"""In Chromium: the wall as a kitchen display (the fields the manifest's `board`
 names, never a customer's contact details, 28 px type, columns and cards filling 1920×1080,
 the time each row is for, time left coloured by urgency); its clock set by the server's
 time with the round trip taken into account; true words for a due row by the clock's

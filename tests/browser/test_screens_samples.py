@@ -57,7 +57,7 @@ def test_removing_sample_data_clears_the_board_open_in_another_tab(
     connections.get_by_role("button", name="Remove sample data · venue").click()
 
     expect(connections.locator("#sample-result")).to_contain_text("2 rows from orders")
-    # It says what it will remove, and looks destructive (issue 22 item 9).
+    # It says what it will remove, and looks destructive.
     assert asked == [
         "Remove the 2 sample rows of venue (Orders: 2)? They are deleted for good."
         " Real rows stay, and so do its settings and opening hours."
@@ -100,7 +100,7 @@ def test_a_sample_that_would_be_swept_at_once_asks_before_adding(
     page: Page, base: str, screens_site: Site, tmp_path: Path
 ) -> None:
     # Fri 10 Jul 2026 10:00 BST: the first order picked up yesterday is due since Thursday's
-    # closing, 21:00 BST (issue 24 item 3); the second waits for tonight.
+    # closing, 21:00 BST, so the add asks once more; the second waits for tonight.
     (tmp_path / "venue.sample.json").write_text(
         '{"app": "venue", "rows": {"orders": [{"pickup_at": {"@in": "-P1D"}},'
         ' {"pickup_at": {"@in": "PT5H"}}]}}'

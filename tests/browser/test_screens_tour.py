@@ -1,4 +1,4 @@
-"""Issue 22 items 8, 9, 10 and 12: a scripted tour of every screen in Chromium, a row event
+"""A scripted tour of every screen in Chromium, a row event
 pushed to each live one while it is open. On every screen: no console error and no
 Content-Security-Policy violation, axe-core finds no violation, nothing is wider than a
 390 px phone (the board's columns excepted: they scroll sideways inside themselves), and an

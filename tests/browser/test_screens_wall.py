@@ -1,4 +1,4 @@
-"""In Chromium, issue 15: the stalled banner comes and goes; a board fills 1920 px in the
+"""In Chromium: the stalled banner comes and goes; a board fills 1920 px in the
 order of its state flow, cards by when due, urgency at a glance, the venue's clock ticking;
 the wall view stays live through a dropped socket and highlights a card where it lands;
 every page fits at 390 px; signing out closes the open screens of that session."""

@@ -21,7 +21,7 @@ WEEK = [
     {"weekday": "mon", "open": False, "opens": "11:00", "closes": "21:00"},
     {"weekday": "fri", "open": True, "opens": "11:00", "closes": "21:00"},
 ]
-# The example: a stay due Saturday 24 October 2026 in London. One calendar day
+# The spec's example: a stay due Saturday 24 October 2026 in London. One calendar day
 # later at the setting's 10:00 is Sunday the 25th at 10:00; the clocks went back at 02:00
 # BST that night, so it is 10:00 GMT.
 NO_SHOW = {

@@ -1,4 +1,4 @@
-"""A reminder producer's check and its states (issue 20, items 4 and 5): a reminder that can
+"""A reminder producer's check and its states: a reminder that can
 never send is refused with the fix named; `states` names states of its table; without it a
 row in a final state (no move out of it, listed or timed) is never reminded."""
 

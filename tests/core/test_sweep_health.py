@@ -1,5 +1,5 @@
-"""Issue 21 item 4: a stall is said a minute after the first sweep that did not come (it
-was two and a half minutes after the last sweep, 153-162 s after the worker was killed)."""
+"""A stall is said a minute after the first sweep that did not come, not two and a half
+minutes after the last sweep."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The row as committed is what every reader of a write is told (issue 20, item 3).
+"""The row as committed is what every reader of a write is told.
 
 A cancel that voids an order's lines recomputes the order's total at the end of the write;
 the order's audit `after`, the webhook's `after` (POSTed to a real receiver, verified with

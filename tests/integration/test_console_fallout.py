@@ -1,4 +1,4 @@
-"""What the operator sees of what a timed move sets off (issue 20, items 6, 9 and 10), on a
+"""What the operator sees of what a timed move sets off, on a
 real control plane and venue database, through `adminium` as an operator runs it.
 
 The kitchen (tests/integration/effect_fixtures): a cancelled order voids its lines and

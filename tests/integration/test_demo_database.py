@@ -1,4 +1,4 @@
-"""Issue 21 item 10: ADMINIUM_DEMO_DATABASE names the demo's database, so two demos can
+"""ADMINIUM_DEMO_DATABASE names the demo's database, so two demos can
 share one PostgreSQL server."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Due rows first (issue 23 item 4), on real Redis and PostgreSQL: each sweep and each write
+"""Due rows first, on real Redis and PostgreSQL: each sweep and each write
 through the pipeline leaves the connection's next due moment, and the minute's real tick
 enqueues the connections with something due in its minute first, then the rest; every
 connection is still enqueued, and a row written in plain SQL (no hint) still moves."""

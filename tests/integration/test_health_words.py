@@ -1,6 +1,6 @@
-"""The health words of issue 21 on the web: while Redis does not answer, `/status` says so
-in those words (item 1); a sweep that never ended is shown stopped, with why, and its moves
-counted in "Moved in the last hour" (item 3)."""
+"""The clock's health words on the web: while Redis does not answer, `/status` says so
+in those words; a sweep that never ended is shown stopped, with why, and its moves
+counted in "Moved in the last hour"."""
 
 from __future__ import annotations
 

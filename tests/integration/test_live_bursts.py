@@ -1,4 +1,4 @@
-"""Pushes under a burst (issue 23 item 6): the events of a sweep's burst reach an open board
+"""Pushes under a burst: the events of a sweep's burst reach an open board
 together, in a few messages carrying every card and the counts as they stand, not one
 message per event (real Redis, a real threaded server, a real websocket)."""
 

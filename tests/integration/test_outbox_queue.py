@@ -233,7 +233,7 @@ def test_adminium_indexes_names_the_reminder_index_and_the_query_uses_it(mail_sh
     with mail_shop.engine.connect() as conn:
         compiled = query.compile(conn, compile_kwargs={"literal_binds": True})
         plan = "\n".join(r[0] for r in conn.execute(sa.text(f"EXPLAIN {compiled}")))
-    # The live states bound it too (issue 20: no reminder for a final row), so the timed
+    # The live states bound it too (no reminder for a row in a final state), so the timed
     # move's (status, due_at) index serves it as well as the reminder's own; either way the
     # moment is read through an index, never a scan of the table.
     assert re.search(r"Index Scan using ix_orders_(status_)?due_at on orders", plan), plan

@@ -1,4 +1,4 @@
-"""`preview` (issue 24): what the clock will do differently after a change, read at a
+"""`preview`: what the clock will do differently after a change, read at a
 given now, writing nothing. Every expected moment is worked out by hand from the calendar
 (Europe/London: clocks back 2026-10-25 01:00 UTC, forward 2027-03-28 01:00 UTC)."""
 

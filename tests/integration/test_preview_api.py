@@ -1,4 +1,4 @@
-"""POST /api/apps/{connection}/{app}/preview (issue 24 item 4): the same preview as JSON,
+"""POST /api/apps/{connection}/{app}/preview: the same preview as JSON,
 in both OpenAPI documents, for new values or a new manifest of the app (a manager's);
 nothing saved. Moments worked by hand (Europe/London)."""
 

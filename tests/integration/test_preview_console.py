@@ -1,5 +1,5 @@
-"""`adminium preview` and `adminium app add --replace [--preview] [--yes]` (issue 24 items 2
-and 5): the same preview printed, nothing saved; a replace making more than 5 rows due at
+"""`adminium preview` and `adminium app add --replace [--preview] [--yes]`: the same
+preview printed, nothing saved; a replace making more than 5 rows due at
 once refused without --yes. Moments worked by hand (Europe/London)."""
 
 from __future__ import annotations

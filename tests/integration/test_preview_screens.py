@@ -1,4 +1,4 @@
-"""The row page's preview before Save (issue 24 item 3 of the issue, the brief's item 4):
+"""The row page's preview before Save:
 editing an hours row shows what saving would change, the rows listed and linked; a Save
 that makes rows due at once asks once more. Moments worked by hand (Europe/London)."""
 

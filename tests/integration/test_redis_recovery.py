@@ -1,4 +1,4 @@
-"""Issue 21 item 1: a Redis outage across a minute boundary, with the Procfile's real worker
+"""A Redis outage across a minute boundary, with the Procfile's real worker
 and clock on a redis-server of the test's own. Rows that fell due while Redis was away move
 soon after it answers (bounded wait: 30 s; bench/recovery.py measures the delay), each once;
 neither process exits, and neither pauses more than a few seconds between its tries."""

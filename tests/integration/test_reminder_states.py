@@ -1,4 +1,4 @@
-"""Reminders only for rows still live (issue 20, item 4), sent to a real aiosmtpd server.
+"""Reminders only for rows still live, sent to a real aiosmtpd server.
 
 The outbox tests' shop reminds an order 24 h before its `due_at`; its `cancelled` and
 `done` are final states (no move out of them). Times are UTC.

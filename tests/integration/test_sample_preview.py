@@ -1,5 +1,5 @@
 """Before a sample set is added: the rows the next sweep moves at once, asked writing nothing
-(issue 24 item 3, "the same for a sample-data add that would be swept at once")."""
+(as a change's preview asks it, for a sample set the sweep would move at once)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 15: the history marks undos and a refused undo of a row that moved says what it is
+"""The history marks undos and a refused undo of a row that moved says what it is
 now; the pending list says how each moment was read, with seconds where it has them, under
 a server-drawn timeline of the next 24 hours' timed moves per hour, by rule."""
 

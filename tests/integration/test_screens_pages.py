@@ -283,7 +283,7 @@ def test_audit_values_read_on_the_venue_clock(raw: object, shown: str) -> None:
     assert audit_value(raw, ZoneInfo("Europe/London")) == shown
 
 
-# Issue 21 item 6: a refusal on the screens answers with the refusal's own HTTP status
+# A refusal on the screens answers with the refusal's own HTTP status
 # (docs/errors.md), its words in the partial htmx swaps in, and a toast saying it was not done.
 
 

@@ -1,5 +1,5 @@
 """'Add sample data' on the connections screen asks once more when the sample would leave
-rows due at once: it names them, adds nothing, and adds on "Add anyway" (issue 24 item 3)."""
+rows due at once: it names them, adds nothing, and adds on "Add anyway"."""
 
 from __future__ import annotations
 

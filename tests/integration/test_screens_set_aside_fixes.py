@@ -1,4 +1,4 @@
-"""Set-aside fixes that work for every rule (issue 15): refusals in plain words naming the
+"""Set-aside fixes that work for every rule: refusals in plain words naming the
 field, the refused field first and Save confirming, a new moment only through a column a
 person may write, the refusal shown once, the header's count, several rows at once."""
 

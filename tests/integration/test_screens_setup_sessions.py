@@ -1,4 +1,4 @@
-"""Issue 15 on the screens without a browser: "Add sample data" adds the kept sample and
+"""The screens without a browser: "Add sample data" adds the kept sample and
 leaves the app's setup alone; an expired session's htmx redirect names a page, never a
 fragment."""
 

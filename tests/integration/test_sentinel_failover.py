@@ -1,4 +1,4 @@
-"""Issue 26: a Redis that fails over. Three redis-servers (a primary, two replicas) and three
+"""A Redis that fails over. Three redis-servers (a primary, two replicas) and three
 sentinels of the test's own; the Procfile's web, worker and clock on
 REDIS_URL=redis+sentinel://…; rows fall due at a minute boundary and the primary is
 SIGKILLed a second before it. A new primary is elected, the rows due move within 30 s of

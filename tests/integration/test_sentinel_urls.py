@@ -1,4 +1,4 @@
-"""Issue 26: REDIS_URL's forms read in one place (`services.redis_client`): one server as
+"""REDIS_URL's forms read in one place (`services.redis_client`): one server as
 redis-py reads it, and `redis+sentinel://` as `limits` reads it, with the data nodes' and
 the sentinels' passwords; what the throttle's storage is told; how the URL is shown."""
 

@@ -1,4 +1,4 @@
-"""Issue 21 item 3: a sweep records its minute as it starts and closes it as it ends; one
+"""A sweep records its minute as it starts and closes it as it ends; one
 killed on its way (SIGKILL of its real process) is closed by the next sweep as "stopped:
 the worker went away", its moves counted in the record and in "Moved in the last hour"."""
 

@@ -1,5 +1,5 @@
-"""A posting whose amount is a total takes the total as committed (issue 20, item 3's
-mechanism for ledgers): totals are recomputed at the end of the outermost write, so a
+"""A posting whose amount is a total takes the total as committed (the row as committed,
+for ledgers): totals are recomputed at the end of the outermost write, so a
 posting made before then read the total from before it."""
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The Procfile's worker as a real process on a redis-server of the module's own (one
 worker for both tests: starting one is the slow part).
 
-Issue 21 item 10: it runs alone. Nothing enqueues jobs for later (`enqueue_in`,
+It runs alone. Nothing enqueues jobs for later (`enqueue_in`,
 `enqueue_at`, retries with an interval), so the worker needs no RQ scheduler: no
-`--with-scheduler` child outlives a worker killed by SIGKILL. Item 1: Redis going away in
+`--with-scheduler` child outlives a worker killed by SIGKILL. Redis going away in
 the middle of a job does not end it (RQ left its loop and the process exited)."""
 
 from __future__ import annotations
