@@ -43,59 +43,82 @@ def app_bar(context: Context) -> list[BarLink]:
     shown_table = _shown_table(context)
     # On one app's screen the bar is that app's; on the connection's lists, every app's.
     focus = [a for a in apps if on_app(shown_app, a)] or apps
+    return [
+        *_board_links(connection.name, focus, shown_app, shown_table, here),
+        *_list_links(connection.name, here),
+        *_outbox_links(connection.name, focus, shown_app, here),
+        *_webhook_links(connection, apps, here),
+    ]
+
+
+def _titled(words: str, app: App, among: list[App]) -> str:
+    """A link's words, with the app's title when the bar has the link for more than one."""
+    return words if len(among) < 2 else f"{words} · {app.model.title or app.name}"
+
+
+def _board_links(
+    name: str, focus: list[App], shown_app: object, shown_table: str | None, here: str
+) -> list[BarLink]:
+    """Board, then Wall, of each app with states: at the table on screen, else its first."""
     boards = [a for a in focus if _state_tables(a)]
     links: list[BarLink] = []
-
-    def titled(words: str, app: App, among: list[App]) -> str:
-        return words if len(among) < 2 else f"{words} · {app.model.title or app.name}"
-
-    def on(app: App) -> bool:
-        return on_app(shown_app, app)
-
     for endpoint, words in (("boards.show_board", "Board"), ("boards.show_wall", "Wall")):
         for app in boards:
             tables = _state_tables(app)
-            table = shown_table if on(app) and shown_table in tables else tables[0]
-            href = url_for(endpoint, connection=connection.name, name=app.name, table=table)
-            current = here == endpoint and on(app)
-            links.append(BarLink(titled(words, app, boards), href, current))
-    name = connection.name
-    links.append(
+            on = on_app(shown_app, app)
+            table = shown_table if on and shown_table in tables else tables[0]
+            href = url_for(endpoint, connection=name, name=app.name, table=table)
+            links.append(BarLink(_titled(words, app, boards), href, here == endpoint and on))
+    return links
+
+
+def _list_links(name: str, here: str) -> list[BarLink]:
+    """The connection's lists every bar has: Pending and Set aside."""
+    return [
         BarLink(
             "Pending",
             url_for("pending.list_pending", name=name),
             here.startswith("pending."),
-        )
-    )
-    links.append(
+        ),
         BarLink(
             "Set aside",
             url_for("set_aside.list_set_aside", name=name),
             here.startswith("set_aside."),
-        )
-    )
+        ),
+    ]
+
+
+def _outbox_links(name: str, focus: list[App], shown_app: object, here: str) -> list[BarLink]:
+    """The Outbox of each app whose outbox has producers."""
     mailing = [a for a in focus if a.model.outbox and a.model.outbox.producers]
+    links: list[BarLink] = []
     for app in mailing:
         href = url_for("outbox.show_outbox", connection=name, name=app.name)
-        links.append(
-            BarLink(titled("Outbox", app, mailing), href, here.startswith("outbox.") and on(app))
+        current = here.startswith("outbox.") and on_app(shown_app, app)
+        links.append(BarLink(_titled("Outbox", app, mailing), href, current))
+    return links
+
+
+def _webhook_links(connection: Connection, apps: list[App], here: str) -> list[BarLink]:
+    """Deliveries when an app has automations; Webhooks besides for who may pause."""
+    if not any(a.model.automations for a in apps):
+        return []
+    name = connection.name
+    links = [
+        BarLink(
+            "Deliveries",
+            url_for("webhooks.show_deliveries", name=name),
+            here == "webhooks.show_deliveries",
         )
-    if any(a.model.automations for a in apps):
+    ]
+    if may_pause(require_user(), connection):
         links.append(
             BarLink(
-                "Deliveries",
-                url_for("webhooks.show_deliveries", name=name),
-                here == "webhooks.show_deliveries",
+                "Webhooks",
+                url_for("webhooks.show_webhooks", name=name),
+                here in ("webhooks.show_webhooks", "webhooks.show_calls"),
             )
         )
-        if may_pause(require_user(), connection):
-            links.append(
-                BarLink(
-                    "Webhooks",
-                    url_for("webhooks.show_webhooks", name=name),
-                    here in ("webhooks.show_webhooks", "webhooks.show_calls"),
-                )
-            )
     return links
 
 
