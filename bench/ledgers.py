@@ -40,7 +40,8 @@ from core.limits import judge_limits
 from core.manifest.model import load_app
 from core.store import Store, install_app, make_engine
 from core.sweep import sweep_connection
-from core.writes import WriteRequest, create_row
+from core.write_request import WriteRequest
+from core.writes import create_row
 from tests.integration.ledger_fixtures import TILL
 
 SLOT = datetime(2026, 6, 12, 12, tzinfo=UTC)

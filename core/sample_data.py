@@ -23,7 +23,8 @@ from core.samples import Context, SampleFile, SampleRefused, resolve_row
 from core.set_aside import set_aside
 from core.store import Row, Store
 from core.totals import Touched, touch_totals, write_totals
-from core.writes import WriteRequest, change_row, create_row
+from core.write_request import WriteRequest
+from core.writes import change_row, create_row
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,8 @@ from typing import Any
 from core.actors import Actor
 from core.errors import AdminiumError
 from core.store import Store
-from core.writes import WriteRequest, WriteResult, change_row, create_row
+from core.write_request import WriteRequest
+from core.writes import WriteResult, change_row, create_row
 from services.deliveries import deliveries_queued
 from services.due_hints import hint_writes
 from services.events import Publisher

@@ -14,7 +14,8 @@ from playwright.sync_api import Page, expect
 from werkzeug.serving import make_server
 
 from core.actors import Actor
-from core.writes import WriteRequest, change_row
+from core.write_request import WriteRequest
+from core.writes import change_row
 from services.events import Publisher
 from services.models import App, db
 from services.outbox import SmtpConfig, drain_connection, tell_outbox

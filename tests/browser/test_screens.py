@@ -13,7 +13,8 @@ from playwright.sync_api import Page, expect
 from werkzeug.serving import make_server
 
 from core.actors import Actor
-from core.writes import WriteRequest, change_row
+from core.write_request import WriteRequest
+from core.writes import change_row
 from services import sweeps
 from services.events import Publisher
 from services.models import db

@@ -22,7 +22,8 @@ from sqlalchemy.engine import Connection
 
 from adminium.cli import main
 from core.store import Store
-from core.writes import WriteRequest, create_row
+from core.write_request import WriteRequest
+from core.writes import create_row
 from services.apps import add_app, app_store
 from services.connections import add_connection, get_connection
 from services.storage import open_session, upgrade_control_plane

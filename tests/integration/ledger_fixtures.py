@@ -14,7 +14,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from core.actors import Actor
-from core.writes import WriteRequest, WriteResult, change_row, create_row
+from core.write_request import WriteRequest
+from core.writes import WriteResult, change_row, create_row
 from tests.integration.sweep_fixtures import Shop
 
 STAFF = Actor.person("staff@example.com")

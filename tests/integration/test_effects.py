@@ -18,7 +18,8 @@ import sqlalchemy as sa
 from core.actors import Actor
 from core.errors import ColumnReadOnly, StateMoveRefused, ValueRefused, WriteConflict
 from core.sample_data import remove_sample, sample_actor
-from core.writes import WriteRequest, WriteResult, create_row, make_timed_move
+from core.write_request import WriteRequest
+from core.writes import WriteResult, create_row, make_timed_move
 from tests.integration.effect_fixtures import DUE, KITCHEN, NOW, STAFF, Kitchen
 from tests.integration.sweep_fixtures import Shop
 

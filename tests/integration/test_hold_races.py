@@ -22,7 +22,8 @@ from core.ledger_entries import PostingRecord, due_holds
 from core.ledgers import give_back_hold
 from core.store import Store, make_engine
 from core.sweep import sweep_connection
-from core.writes import WriteRequest, change_row, create_row
+from core.write_request import WriteRequest
+from core.writes import change_row, create_row
 from tests.integration.ledger_fixtures import STAFF, TILL, Till, till_of
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop

@@ -20,7 +20,8 @@ from flask.testing import FlaskClient
 
 from core.store import Store
 from core.sweep import sweep_connection
-from core.writes import WriteRequest, change_row, create_row
+from core.write_request import WriteRequest
+from core.writes import change_row, create_row
 from services.apps import add_app, app_store
 from services.models import db
 from tests.integration.api_fixtures import Site

@@ -17,7 +17,8 @@ import sqlalchemy as sa
 from core.actors import Actor
 from core.errors import LedgerBusy, LedgerCap
 from core.sweep import SweepReport, sweep_connection
-from core.writes import WriteRequest, change_row, create_row
+from core.write_request import WriteRequest
+from core.writes import change_row, create_row
 from services.models import App
 from tests.integration.ledger_fixtures import STAFF, TILL, Till, till_of
 from tests.integration.pipeline_fixtures import at

@@ -17,7 +17,8 @@ from core.errors import AdminiumError, LimitBusy, LimitReached
 from core.limits import queue_for_group
 from core.store import Store, make_engine
 from core.sweep import sweep_connection
-from core.writes import WriteRequest, change_row, create_row
+from core.write_request import WriteRequest
+from core.writes import change_row, create_row
 from tests.integration.launching import wait_for
 from tests.integration.ledger_fixtures import STAFF, TILL, Till, till_of
 from tests.integration.pipeline_fixtures import at

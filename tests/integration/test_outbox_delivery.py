@@ -14,7 +14,8 @@ import pytest
 
 from core.actors import Actor
 from core.store import make_engine
-from core.writes import WriteRequest, change_row
+from core.write_request import WriteRequest
+from core.writes import change_row
 from services.outbox import RETRY_WAITS, SmtpConfig, drain, send_again
 from tests.integration.outbox_fixtures import mail_shop_manifest, outbox_rows, smtp_server
 from tests.integration.pipeline_fixtures import at

@@ -19,7 +19,8 @@ from core.errors import AdminiumError
 from core.reminders import candidates_query, queue_reminders
 from core.sample_marks import sample_marks
 from core.store import timed_indexes
-from core.writes import WriteRequest, change_row, create_row
+from core.write_request import WriteRequest
+from core.writes import change_row, create_row
 from tests.integration.outbox_fixtures import mail_shop_manifest, outbox_rows
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop

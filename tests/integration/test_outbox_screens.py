@@ -13,7 +13,8 @@ import sqlalchemy as sa
 from flask.testing import FlaskClient
 
 from core.actors import Actor
-from core.writes import WriteRequest, change_row
+from core.write_request import WriteRequest
+from core.writes import change_row
 from services.models import App, db
 from tests.integration.api_fixtures import Site
 from tests.integration.outbox_fixtures import outbox_rows

@@ -18,7 +18,8 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from core.actors import Actor
-from core.writes import WriteRequest, change_row
+from core.write_request import WriteRequest
+from core.writes import change_row
 from services.outbox import SmtpConfig, drain
 from tests.integration.outbox_fixtures import Inbox, free_port, mail_shop_manifest, outbox_rows
 from tests.integration.pipeline_fixtures import at

@@ -18,7 +18,8 @@ from core.actors import Actor
 from core.clock import venue_zone
 from core.store import Store
 from core.sweep import SweepOutcome, SweepReport, sweep_connection
-from core.writes import WriteRequest, change_row, create_row
+from core.write_request import WriteRequest
+from core.writes import change_row, create_row
 from services.connections import STATEMENT_POOLING
 from services.storage import engine_for
 from tests.integration.pgbouncer_fixtures import Bouncer, start_pgbouncer

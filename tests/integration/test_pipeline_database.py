@@ -18,7 +18,8 @@ from core.errors import ColumnNotWritable, ValueRefused, WriteConflict
 from core.events import RowEvent
 from core.manifest.model import load_app
 from core.store import Store, install_app, make_engine, timed_indexes
-from core.writes import WriteRequest, change_row, create_row
+from core.write_request import WriteRequest
+from core.writes import change_row, create_row
 from services.events import Publisher, events_channel
 from tests.integration.db_roles import restricted_store
 from tests.integration.pipeline_fixtures import MANIFEST, Venue, at

@@ -17,7 +17,8 @@ from core.errors import (
     UndoRefused,
     ValueRefused,
 )
-from core.writes import WriteRequest, WriteResult, change_row, create_row, make_timed_move
+from core.write_request import WriteRequest
+from core.writes import WriteResult, change_row, create_row, make_timed_move
 from tests.integration.pipeline_fixtures import Venue, at
 
 NOW = at("2026-03-27 12:00")

@@ -9,7 +9,8 @@ import pytest
 
 from core.actors import Actor
 from core.errors import RowLocked
-from core.writes import WriteRequest, change_row, create_row, make_timed_move
+from core.write_request import WriteRequest
+from core.writes import change_row, create_row, make_timed_move
 from tests.integration.pipeline_fixtures import Venue, at
 
 STAFF = Actor.person("sam@venue.test", {"staff"})

@@ -22,7 +22,8 @@ from core.errors import (
     StateTooLate,
     WriteConflict,
 )
-from core.writes import WriteRequest, change_row, create_row, make_timed_move
+from core.write_request import WriteRequest
+from core.writes import change_row, create_row, make_timed_move
 from tests.integration.pipeline_fixtures import Venue, at
 
 STAFF = Actor.person("sam@venue.test", {"staff"})

@@ -18,7 +18,8 @@ import sqlalchemy as sa
 
 from core.actors import Actor
 from core.errors import ValueRefused
-from core.writes import WriteRequest, change_row, create_row
+from core.write_request import WriteRequest
+from core.writes import change_row, create_row
 from tests.integration.pipeline_fixtures import MANIFEST, Venue, at
 
 NOW = at("2026-03-27 12:00")

@@ -23,7 +23,8 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from core.actors import Actor
 from core.store import make_engine
-from core.writes import WriteRequest, change_row
+from core.write_request import WriteRequest
+from core.writes import change_row
 from services.deliveries import drain, send_again
 from services.sending import RETRY_WAITS, Drained
 from services.webhooks import Endpoint, make_secret

@@ -14,7 +14,8 @@ import pytest
 
 from core.actors import Actor
 from core.errors import AdminiumError
-from core.writes import WriteRequest, change_row, create_row
+from core.write_request import WriteRequest
+from core.writes import change_row, create_row
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop
 from tests.integration.webhook_fixtures import delivery_rows, hook_shop_manifest
