@@ -170,11 +170,18 @@ def run(
                 finished += 1
                 took.append((job.ended_at - job.started_at).total_seconds() * 1000)
                 starts.append((job.started_at.replace(tzinfo=UTC) - minute).total_seconds())
-        tick_ms = None
+        tick_ms, tick_start_s = None, None
         registry = FinishedJobRegistry(QUEUE, connection=client)
         for job in Job.fetch_many(registry.get_job_ids(), connection=client):
-            if job is not None and job.func_name == "jobs.tick.enqueue_sweeps" and job.ended_at:
+            if job is None or job.func_name != "jobs.tick.enqueue_sweeps":
+                continue
+            if job.started_at is None or job.ended_at is None:
+                continue
+            # The watched minute's tick (with `before`, the minute before it had one too).
+            if job.enqueued_at and minute_of(job.enqueued_at.replace(tzinfo=UTC)) == minute:
                 tick_ms = round((job.ended_at - job.started_at).total_seconds() * 1000, 1)
+                tick_start_s = since(minute, job.started_at)
+        phases = due_phases(client, names, minute, spread) if spread else {}
         client.close()
     lags = world.lags(size)
     return {
@@ -185,6 +192,8 @@ def run(
         "due_each": due,
         "due_spread": spread,
         "tick_ms": tick_ms,
+        "tick_start_s": tick_start_s,
+        **phases,
         "finished_in_minute": finished,
         "dropped": size - finished,
         "job_ms_median": round(statistics.median(took), 2) if took else None,
@@ -197,6 +206,51 @@ def run(
         "lag_s_p50": percentile(lags, 0.5),
         "lag_s_p95": percentile(lags, 0.95),
         "lag_s_max": round(max(lags), 3) if lags else None,
+        "load_1m": round(os.getloadavg()[0], 2),
+    }
+
+
+def since(minute: datetime, instant: datetime | None) -> float | None:
+    """Seconds from the minute's start to an RQ timestamp (naive UTC)."""
+    if instant is None:
+        return None
+    return round((instant.replace(tzinfo=UTC) - minute).total_seconds(), 3)
+
+
+def due_phases(
+    client: Redis, names: list[str], minute: datetime, spread: int
+) -> dict[str, float | None]:
+    """When the watched minute's sweeps of the connections holding a due row (`add_spread`)
+    reached the queue, started and ended, and when the first of the others reached it:
+    where a due row's lag goes (the tick, the queue, the sweeps before its own)."""
+    due = {names[k * len(names) // spread] for k in range(spread)}
+    jobs = Job.fetch_many([sweep_job_id(n, minute) for n in names], connection=client)
+    mine = [j for n, j in zip(names, jobs, strict=True) if n in due and j is not None]
+    others = [j for n, j in zip(names, jobs, strict=True) if n not in due and j is not None]
+
+    def seconds(found: list[Job], field: str) -> list[float]:
+        return [s for j in found if (s := since(minute, getattr(j, field))) is not None]
+
+    queued, started, ended = (seconds(mine, f) for f in ("enqueued_at", "started_at", "ended_at"))
+    rest = seconds(others, "enqueued_at")
+    return {
+        "due_queued_s_first": min(queued) if queued else None,
+        "due_queued_s_last": max(queued) if queued else None,
+        "rest_queued_s_first": min(rest) if rest else None,
+        "due_started_s_first": min(started) if started else None,
+        "due_started_s_p95": percentile(started, 0.95),
+        "due_ended_s_max": max(ended) if ended else None,
+        "due_job_ms_median": (
+            round(statistics.median(ms), 2)
+            if (
+                ms := [
+                    (j.ended_at - j.started_at).total_seconds() * 1000
+                    for j in mine
+                    if j.started_at and j.ended_at
+                ]
+            )
+            else None
+        ),
     }
 
 

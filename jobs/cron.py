@@ -1,7 +1,8 @@
 """The clock's cron configuration, loaded by the Procfile's clock (`python -m jobs.clock`).
 
 RQ's cron holds no lock: every clock process enqueues the tick each minute, and the
-tick enqueues each connection's sweep under one job id per minute with `unique=True`.
+tick enqueues each connection's sweep under one job id per minute, once: the first tick
+of a minute claims it (`jobs.tick.claim_key`), and later ones enqueue nothing.
 """
 
 from rq import cron
