@@ -1,235 +1,40 @@
-"""Set-aside rows with the spec's three fixes in place: move by hand, fix the field and try
-again now, or give a new moment; several rows at once (select, then try again or move).
-A fixed row leaves the list; the header's badge counts the rows still aside."""
+"""The fixes of set-aside rows: one row's (move by hand, fix a field, try again now) and
+several rows' at once, each answered with the item (or the line standing in its place) and
+a toast."""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
-from flask import render_template, request, url_for
-from sqlalchemy.exc import DBAPIError
+from flask import render_template, request
 
 from core.errors import AdminiumError
-from core.fixes import NewMoment, fix_fields, new_moment
-from core.hold_reads import set_aside_count, set_aside_give_backs
-from core.manifest.model import Column, Table
-from core.pending import Aside, rules_of, set_aside_rows, waiting_on
+from core.pending import set_aside_rows
 from core.store import Store
-from services.apps import app_store, swept_stores
-from services.models import Connection
+from services.apps import app_store
 from services.sweeps import retry_set_aside
 from web.context import clock, publisher
 from web.errors import status_of
 from web.screens import writing
 from web.screens.access import (
-    all_connections,
-    is_htmx,
     person,
     require_user,
-    roles_of,
     screen_app,
-    screen_blueprint,
     screen_connection,
 )
 from web.screens.labels import column_label, label, state_label
-from web.screens.reading import editable_columns, open_moves
+from web.screens.reading import open_moves
 from web.screens.rows import row_key
-from web.screens.times import full, wall
+from web.screens.set_aside.items import bp, refused_again
 from web.screens.times import value as shown_value
+from web.screens.times import wall
 
 log = logging.getLogger(__name__)
 
-bp = screen_blueprint("set_aside", __name__)
-
 BULK_LIMIT = 100
 """How many rows one "several at once" answer takes."""
-
-
-@dataclass(frozen=True)
-class AsideFix:
-    """What an item's fixes show: the table, the fields (the refused one first) with their
-    values now, the column that gives a new moment (or why there is none), and, by state a
-    move by hand leads to, why the clock would refuse the row again there."""
-
-    spec: Table
-    state: str
-    fields: list[Column]
-    refused_field: str | None
-    moment: NewMoment
-    again: dict[str, str]
-
-
-@bp.app_template_global()
-def aside_fix(aside: Aside, error: AdminiumError | None = None) -> AsideFix:
-    """The fixes of one set-aside item (a template global: the list, a fix's answer and a
-    push all render `_aside.html`)."""
-    rule = aside.rule
-    spec = rule.store.spec(rule.table)
-    moment = new_moment(rule.timed.at, spec, aside.row, aside.fallback, rule.timed)
-    named = error.details.get("column") if error is not None else None
-    shown = editable_columns(spec)
-    fields, first = fix_fields(rule.table, spec, shown, aside.message, named, rule.timed)
-    state = str(aside.row[rule.state_column])
-    again = {m.to: refused_again(aside, m.to) for m in open_moves(spec, state, None)}
-    return AsideFix(spec, state, fields, first, moment, {k: v for k, v in again.items() if v})
-
-
-def refused_again(aside: Aside, to: str) -> str:
-    """Why a move by hand to `to` would not last, when it would not: in `to`, another timed
-    rule is already due and moves the row to the state the database refused for it, so the
-    next minute's sweep sets it aside again. Empty when nothing says so."""
-    rule = aside.rule
-    store = rule.store
-    moved = {**aside.row, rule.state_column: to}
-    with store.engine.connect() as conn:
-        tables = store.read_clock_tables(conn)
-    waiting = waiting_on(rules_of(store, rule.table), moved, tables)
-    if waiting is None or waiting.reading.at > clock() or waiting.rule.timed.to != rule.timed.to:
-        return ""
-    spec = store.spec(rule.table)
-    other = waiting.rule
-    return (
-        f"Moved to {state_label(to, spec)}, it is due at once under rule {other.number}"
-        f" ({state_label(other.timed.from_, spec)} → {state_label(other.timed.to, spec)}"
-        f" at {full(waiting.reading.at, store.zone)}): the next minute's sweep moves it to"
-        f" {state_label(other.timed.to, spec)}, which was refused for this row, and sets it"
-        " aside again. Fix what refused it first."
-    )
-
-
-INPUTS = {
-    "timestamptz": ("datetime-local", ""),
-    "date": ("date", ""),
-    "integer": ("number", "1"),
-    "serial": ("number", "1"),
-    "numeric": ("number", "any"),
-}
-"""The input a field's type takes (its type, and step for a number); text otherwise."""
-
-
-@bp.app_template_filter("input_kind")
-def input_kind(column: Column) -> tuple[str, str]:
-    """The input a field takes: (`type`, `step`)."""
-    return INPUTS.get(column.type, ("text", ""))
-
-
-@bp.app_template_filter("input_value")
-def input_value(raw: object, zone: ZoneInfo, kind: str = "text") -> str:
-    """A value as a form's input holds it: a date `2026-07-10`, a time on the venue's clock
-    `2026-07-10T21:00` (what `datetime-local` reads), else its text; empty for none."""
-    if raw is None:
-        return ""
-    if isinstance(raw, datetime):
-        local = raw.astimezone(zone) if raw.utcoffset() is not None else raw
-        return local.date().isoformat() if kind == "date" else local.strftime("%Y-%m-%dT%H:%M")
-    if hasattr(raw, "isoformat"):
-        return str(raw.isoformat())
-    return str(raw)
-
-
-def _stores(connection: Connection, apps: list[Any]) -> list[Store]:
-    names = {a.name for a in apps}
-    return [s for s in swept_stores(connection) if s.app.name in names]
-
-
-def set_aside_context(name: str) -> dict[str, Any]:
-    """What the set-aside page and its partial render."""
-    connection, apps = screen_connection(name)
-    user = require_user()
-    stores = _stores(connection, apps)
-    return {
-        "connection": connection,
-        "zone": stores[0].zone if stores else None,
-        "asides": set_aside_rows(stores),
-        "give_backs": set_aside_give_backs(stores),
-        "roles": {a.name: roles_of(user, a) for a in apps},
-        "targets": move_targets(stores),
-        "open_moves": open_moves,
-        "now": clock(),
-    }
-
-
-def move_targets(stores: list[Store]) -> list[str]:
-    """The states a set-aside row may be moved to by hand (each rule's `from`'s listed moves
-    but undos), for "Move to …" on several rows at once."""
-    found: list[str] = []
-    for store in stores:
-        for spec in store.app.tables.values():
-            if spec.states is None:
-                continue
-            for timed in spec.states.timed or ():
-                for move in open_moves(spec, timed.from_, None):
-                    if not move.undo and move.to not in found:
-                        found.append(move.to)
-    return found
-
-
-@bp.get("/connections/<name>/set-aside")
-def list_set_aside(name: str) -> str:
-    """The set-aside rows page."""
-    template = "screens/_set_aside.html" if is_htmx() else "screens/set_aside.html"
-    return render_template(template, **set_aside_context(name))
-
-
-@bp.get("/connections/<name>/set-aside/list")
-def show_set_aside_list(name: str) -> str:
-    """The list alone: what a reopened socket refetches."""
-    return render_template("screens/_set_aside.html", **set_aside_context(name))
-
-
-@bp.get("/connections/<name>/set-aside/count")
-def show_set_aside_count(name: str) -> str:
-    """The header's badge alone: how many rows are set aside now (refetched after a push)."""
-    connection, apps = screen_connection(name)
-    count = set_aside_count(_stores(connection, apps))
-    return render_template("screens/_aside_badge.html", connection=connection, aside_count=count)
-
-
-@bp.app_template_global()
-def aside_count_of(connection: Connection) -> int:
-    """How many items of a connection's apps the signed-in user sees are set aside now."""
-    _, apps = screen_connection(connection.name)
-    return set_aside_count(_stores(connection, apps))
-
-
-@dataclass(frozen=True)
-class AsideTotal:
-    """The badge of the connections screen: items set aside over every connection the user
-    sees, and where it leads (the one connection's list that has any, else the screen)."""
-
-    count: int
-    href: str
-
-
-@bp.app_template_global()
-def aside_total() -> AsideTotal:
-    """The set-aside items of every connection the signed-in user sees; a connection whose
-    database does not answer counts none (its card says why)."""
-    counts: dict[str, int] = {}
-    for connection, apps in all_connections(require_user()):
-        try:
-            counts[connection.name] = set_aside_count(_stores(connection, apps))
-        except DBAPIError:
-            log.warning(
-                "set-aside count of connection %s: its database did not answer", connection.name
-            )
-    having = [name for name, count in counts.items() if count]
-    href = (
-        url_for("set_aside.list_set_aside", name=having[0])
-        if len(having) == 1
-        else url_for("connections.list_connections")
-    )
-    return AsideTotal(sum(counts.values()), href)
-
-
-@bp.get("/set-aside/count")
-def show_set_aside_total() -> str:
-    """The connections screen's badge alone (refetched after a push)."""
-    return render_template("screens/_aside_badge.html", total=aside_total())
 
 
 def _item(
