@@ -14,6 +14,7 @@ from sqlalchemy.engine import Connection
 
 from core.due import DueHolds, as_rows_read, find_due_holds
 from core.holds import holding_tables
+from core.ledger_accounts import ledger_bounds
 from core.ledger_entries import (
     PostingRecord,
     PostingStatus,
@@ -21,8 +22,8 @@ from core.ledger_entries import (
     ledger_entries,
     read_postings,
 )
+from core.ledger_postings import give_back_rule
 from core.ledger_statement import Entry, entry_of
-from core.ledgers import give_back_rule, ledger_bounds
 from core.manifest.model import Ledger
 from core.pending import set_aside_rows
 from core.set_aside import SetAside, read_set_aside

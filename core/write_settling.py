@@ -20,7 +20,7 @@ from core.actors import Actor
 from core.audit import settle_after
 from core.automations import queue_deliveries
 from core.events import RowEvent
-from core.ledgers import PostingPlan, make_postings
+from core.ledger_postings import PostingPlan, make_postings
 from core.outbox import queue_messages
 from core.store import Row, Store
 from core.totals import TotalsWritten, Touched, write_totals

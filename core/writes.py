@@ -35,7 +35,7 @@ from core.columns import writer_values
 from core.effects import Cause, MoveLinked, make_effects
 from core.errors import RowNotFound, ValueRefused
 from core.events import RowEvent
-from core.ledgers import PostingPlan, make_postings, plan_postings, total_postings
+from core.ledger_postings import PostingPlan, make_postings, plan_postings, total_postings
 from core.manifest.model import Timed
 from core.moments import Tables
 from core.sample_marks import sample_marks
