@@ -17,13 +17,8 @@ import click
 
 from adminium.control_commands import control_plane, redis_publisher
 from adminium.sweep_commands import venue_time
-from services.outbox import (
-    SmtpConfig,
-    app_emails,
-    drain_connection,
-    emails_by_id,
-    outbox_stores,
-)
+from services.outbox import app_emails, drain_connection, emails_by_id, outbox_stores
+from services.smtp import SmtpConfig
 
 LIST_LIMIT = 100
 """How many emails `adminium outbox list` shows per app, newest first."""

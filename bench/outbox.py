@@ -36,7 +36,8 @@ from core.clock import venue_zone
 from core.manifest.model import load_app
 from core.reminders import queue_reminders
 from core.store import Store, install_app, make_engine
-from services.outbox import SmtpConfig, build_message, drain
+from services.outbox import drain
+from services.smtp import SmtpConfig, build_message
 from tests.integration.outbox_fixtures import free_port, mail_shop_manifest
 
 NOW = datetime(2026, 6, 12, 12, 0, tzinfo=UTC)

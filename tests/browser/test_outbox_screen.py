@@ -18,7 +18,8 @@ from core.write_request import WriteRequest
 from core.writes import change_row
 from services.events import Publisher
 from services.models import App, db
-from services.outbox import SmtpConfig, drain_connection, tell_outbox
+from services.outbox import drain_connection, tell_outbox
+from services.smtp import SmtpConfig
 from tests.integration.api_fixtures import Site
 from tests.integration.outbox_fixtures import outbox_rows, smtp_server
 from tests.integration.pipeline_fixtures import at

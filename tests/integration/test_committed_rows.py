@@ -23,8 +23,8 @@ from standardwebhooks.webhooks import Webhook
 
 from services.deliveries import drain as drain_deliveries
 from services.events import Publisher, events_channel
-from services.outbox import SmtpConfig
 from services.outbox import drain as drain_outbox
+from services.smtp import SmtpConfig
 from services.webhooks import Endpoint, make_secret
 from services.writes import write_by_person
 from tests.integration.effect_fixtures import DUE, KITCHEN, NOW, STAFF, Kitchen

@@ -11,7 +11,7 @@ import time
 from email.message import EmailMessage
 from pathlib import Path
 
-from services.outbox import connect
+from services.smtp import connect
 from tests.integration.outbox_fixtures import free_port
 
 

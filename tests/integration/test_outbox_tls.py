@@ -20,7 +20,8 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 from core.actors import Actor
 from core.write_request import WriteRequest
 from core.writes import change_row
-from services.outbox import SmtpConfig, drain
+from services.outbox import drain
+from services.smtp import SmtpConfig
 from tests.integration.outbox_fixtures import Inbox, free_port, mail_shop_manifest, outbox_rows
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop

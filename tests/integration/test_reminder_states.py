@@ -16,7 +16,8 @@ from core.actors import Actor
 from core.reminders import waiting_reminders
 from core.write_request import WriteRequest
 from core.writes import change_row
-from services.outbox import SmtpConfig, drain
+from services.outbox import drain
+from services.smtp import SmtpConfig
 from tests.integration.outbox_fixtures import mail_shop_manifest, outbox_rows, smtp_server
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop

@@ -11,14 +11,8 @@ from flask import abort, render_template
 
 from services.apps import app_store
 from services.models import App
-from services.outbox import (
-    SmtpConfig,
-    app_emails,
-    build_message,
-    email,
-    row_mail,
-    send_again_now,
-)
+from services.outbox import app_emails, email, row_mail, send_again_now
+from services.smtp import SmtpConfig, build_message
 from web.context import clock, lookup_app, publisher
 from web.screens.access import is_htmx, require_user, screen_app, screen_blueprint
 
