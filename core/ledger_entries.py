@@ -292,9 +292,23 @@ def _balance_statement(
     accounts: sa.Table, key_column: str, balance_column: str, standing: bool
 ) -> sa.Select[Any]:
     """The lock-change-and-enter statement for one accounts table, with bound parameters."""
+    locked = _locked(accounts, key_column, balance_column)
+    changed = _changed(accounts, key_column, balance_column, locked)
+    statement = (
+        sa.select(locked.c.balance, changed.c.balance)
+        .select_from(locked.outerjoin(changed, sa.true()))
+        .add_cte(_entered(changed))
+    )
+    if not standing:
+        return statement
+    counted = sa.select(sa.func.count()).select_from(_posted(changed)).scalar_subquery()
+    return statement.add_columns(counted.label("posted"))
+
+
+def _locked(accounts: sa.Table, key_column: str, balance_column: str) -> sa.CTE:
+    """The account locked FOR NO KEY UPDATE NOWAIT, and its balance (0 when none)."""
     key = sa.bindparam("k_account", type_=accounts.c[key_column].type)
-    amount = sa.bindparam("e_amount", type_=sa.Numeric)
-    locked = (
+    return (
         sa.select(
             accounts.c[key_column].label("key"),
             sa.func.coalesce(accounts.c[balance_column], 0).label("balance"),
@@ -303,11 +317,16 @@ def _balance_statement(
         .with_for_update(nowait=True, key_share=True)
         .cte("locked")
     )
+
+
+def _changed(accounts: sa.Table, key_column: str, balance_column: str, locked: sa.CTE) -> sa.CTE:
+    """The balance changed by the entry's amount, only while it stays within the bounds."""
+    amount = sa.bindparam("e_amount", type_=sa.Numeric)
     after = locked.c.balance + amount
     # Cast, so a bound the ledger does not set (None) still has a type for PostgreSQL.
     low = sa.cast(sa.bindparam("b_low", type_=sa.Numeric), sa.Numeric)
     high = sa.cast(sa.bindparam("b_high", type_=sa.Numeric), sa.Numeric)
-    changed = (
+    return (
         sa.update(accounts)
         .where(
             accounts.c[key_column] == locked.c.key,
@@ -319,6 +338,10 @@ def _balance_statement(
         .returning(accounts.c[balance_column].label("balance"))
         .cte("changed")
     )
+
+
+def _entered(changed: sa.CTE) -> sa.CTE:
+    """The ledger entry of a changed balance (none when the balance did not change)."""
     entry = sa.select(
         *(
             (
@@ -329,19 +352,17 @@ def _balance_statement(
             for name in ENTRY_COLUMNS
         )
     ).select_from(changed)
-    entered = sa.insert(ledger_entries).from_select(list(ENTRY_COLUMNS), entry).cte("entered")
-    statement = (
-        sa.select(locked.c.balance, changed.c.balance)
-        .select_from(locked.outerjoin(changed, sa.true()))
-        .add_cte(entered)
-    )
-    if not standing:
-        return statement
+    return sa.insert(ledger_entries).from_select(list(ENTRY_COLUMNS), entry).cte("entered")
+
+
+def _posted(changed: sa.CTE) -> sa.CTE:
+    """Where the posting stands now, written only with the balance changed and only while it
+    still stands at `p_was`."""
 
     def bound(name: str, column: str) -> Any:
         return sa.bindparam(name, type_=postings.c[column].type)
 
-    posted = (
+    return (
         sa.update(postings)
         .where(
             postings.c.app == bound("p_app", "app"),
@@ -359,8 +380,6 @@ def _balance_statement(
         .returning(postings.c.posting)
         .cte("posted")
     )
-    counted = sa.select(sa.func.count()).select_from(posted).scalar_subquery()
-    return statement.add_columns(counted.label("posted"))
 
 
 def account_entries(conn: Connection, app: str, ledger: str, account: str) -> list[dict[str, Any]]:
