@@ -128,6 +128,21 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
         # most 500), not those the cap kept back.
         left = still_due(stores, now)
         zone = venue_zone(found.zone)
+    _echo_give_backs(report, stores, zone, now, dry_run)
+    _echo_moves(report, dry_run)
+    click.echo(_summary(connection, report, left, dry_run))
+    later = None if dry_run else _queued_for(report, now, datetime.now(UTC))
+    if later:
+        click.echo(later)
+    if report.outcome.value in ("stopped", "fence-lost"):
+        raise click.exceptions.Exit(1)
+
+
+def _echo_give_backs(
+    report: SweepReport, stores: Sequence[Store], zone: ZoneInfo, now: datetime, dry_run: bool
+) -> None:
+    """The sweep's give-backs, one a line: given back, set aside, busy; on a dry run, the
+    holds it would give back."""
     for given in report.given_back:
         click.echo(f"gave back {_hold(given.record, stores, zone)}")
     for record, code in report.holds_refused:
@@ -137,6 +152,12 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
     if dry_run:
         for hold in holds_due(stores, by=now, now=now, limit=LIMIT).due:
             click.echo(f"would give back {_due_hold(hold, stores, zone)}")
+
+
+def _echo_moves(report: SweepReport, dry_run: bool) -> None:
+    """The sweep's rows, one a line: (would) move, moved, set aside, held elsewhere, left
+    for the next minute, passed by."""
+    if dry_run:
         for due in report.left:
             click.echo(f"would move {_row(due)}")
     for due in report.moved:
@@ -153,8 +174,12 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
     for due in report.passed_by:
         until = venue_time(due.record.until, due.rule.store.zone) if due.record else ""
         click.echo(f"passed by (set aside until {until}) {_row(due)}")
+
+
+def _summary(connection: str, report: SweepReport, left: str, dry_run: bool) -> str:
+    """The sweep's last line: its outcome and counts, how long it took."""
     record = report.record()
-    click.echo(
+    return (
         f"sweep of {connection}: {record['outcome']}, moved {record['moved']}, "
         f"set aside {record['set_aside']}, conflicts {record['conflicts']}, "
         f"gave back {record['given_back']}, give-backs set aside {record['holds_set_aside']}, "
@@ -164,11 +189,6 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
         + (" (dry run)" if dry_run else "")
         + (f": {report.error}" if report.error else "")
     )
-    later = None if dry_run else _queued_for(report, now, datetime.now(UTC))
-    if later:
-        click.echo(later)
-    if report.outcome.value in ("stopped", "fence-lost"):
-        raise click.exceptions.Exit(1)
 
 
 @click.command("due")
