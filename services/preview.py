@@ -24,7 +24,9 @@ from sqlalchemy.orm import Session
 from core.errors import AdminiumError
 from core.manifest.model import load_app
 from core.moments import Tables
-from core.preview import HORIZON, Preview, Side, compare, lead_tables
+from core.preview import HORIZON, Preview, compare
+from core.preview_changes import Side
+from core.preview_reminders import lead_tables
 from core.set_aside import read_set_aside
 from core.store import Row, Store
 from core.values import checked_value
