@@ -23,7 +23,8 @@ from core.actors import Actor, ActorKind
 from core.audit import adminium_metadata
 from core.json_rows import jsonable, row_json
 from core.manifest.model import Automation
-from core.outbox import MailStatus, is_sample, sending_columns
+from core.outbox import MailStatus, sending_columns
+from core.sample_marks import is_sample_row
 from core.stamps import takes_value
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ def queue_deliveries(
         return 0
     key_column = store.spec(table).key
     key = str(after[key_column])
-    sample = actor.kind is ActorKind.sample or is_sample(conn, store.app.name, table, key)
+    sample = actor.kind is ActorKind.sample or is_sample_row(conn, store.app.name, table, key)
     heard = [a for a in heard if a.samples or not sample]
     if not heard:
         return 0

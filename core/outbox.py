@@ -23,7 +23,7 @@ from core.actors import Actor, ActorKind
 from core.audit import adminium_metadata
 from core.mail import RowValues, render_words
 from core.manifest.model import App, Message, Reminder
-from core.sample_marks import sample_marks
+from core.sample_marks import is_sample_row
 from core.stamps import takes_value
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def queue_messages(
     if not firing:
         return 0
     key = str(after[store.spec(table).key])
-    if is_sample(conn, store.app.name, table, key):
+    if is_sample_row(conn, store.app.name, table, key):
         return 0
     rows = []
     for number, producer in firing:
@@ -148,18 +148,6 @@ def _address(value: Any) -> str | None:
     """An address as kept; None for an empty one."""
     text = value.strip() if isinstance(value, str) else ""
     return text or None
-
-
-def is_sample(conn: Connection, app: str, table: str, key: str) -> bool:
-    """Whether sample data made this row (its mark stays whatever moves it)."""
-    found = conn.execute(
-        sa.select(sa.literal(1)).where(
-            sample_marks.c.app == app,
-            sample_marks.c.table_name == table,
-            sample_marks.c.row_key == key,
-        )
-    ).first()
-    return found is not None
 
 
 def mail_context(store: Store, table: str, row: Row, **extra: Any) -> dict[str, Any]:
