@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 from core.actors import Actor, ActorKind
 from core.audit import adminium_metadata
 from core.json_rows import jsonable, row_json
-from core.manifest.model import Automation
+from core.manifest.automation_model import Automation
 from core.outbox import MailStatus, sending_columns
 from core.sample_marks import is_sample_row
 from core.stamps import takes_value

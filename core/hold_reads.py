@@ -24,7 +24,7 @@ from core.ledger_entries import (
 )
 from core.ledger_postings import give_back_rule
 from core.ledger_statement import Entry, entry_of
-from core.manifest.model import Ledger
+from core.manifest.ledger_model import Ledger
 from core.pending import set_aside_rows
 from core.set_aside import SetAside, read_set_aside
 from core.store import Row, Store

@@ -8,7 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from core.clock import WEEKDAYS, parse_wall_time, wall_to_instant
-from core.manifest.model import HoursRef
+from core.manifest.refs import HoursRef
 
 EDGES = ("opens", "closes")
 

@@ -18,7 +18,9 @@ from sqlalchemy.engine import Connection
 from core.errors import LedgerBusy, LedgerCap, RowNotFound
 from core.events import RowEvent
 from core.ledger_entries import Bounds, EntryKind, PostingRecord, PostingStatus, change_balance
-from core.manifest.model import Ledger, SettingRef, Table
+from core.manifest.ledger_model import Ledger
+from core.manifest.model import Table
+from core.manifest.refs import SettingRef
 from core.moments import Tables, read_setting
 from core.store import Store
 

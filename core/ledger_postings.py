@@ -31,7 +31,9 @@ from core.ledger_entries import (
     read_postings,
     write_posting,
 )
-from core.manifest.model import Ledger, Posting, Table, ValueWatch
+from core.manifest.ledger_model import Ledger, Posting
+from core.manifest.model import Table
+from core.manifest.refs import ValueWatch
 from core.sample_marks import is_sample_row
 from core.set_aside import drop_set_aside
 from core.stamps import takes_value

@@ -16,7 +16,7 @@ from typing import Any
 
 from core.errors import RowNotFound
 from core.ledger_entries import account_entries
-from core.manifest.model import Ledger
+from core.manifest.ledger_model import Ledger
 from core.store import Store
 
 

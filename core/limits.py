@@ -23,7 +23,8 @@ from sqlalchemy.engine import Connection
 from core.actors import Actor, ActorKind
 from core.errors import LimitBusy, LimitReached
 from core.holds import hold_columns, hold_ended, is_held
-from core.manifest.model import Limit, SettingRef, Table
+from core.manifest.model import Limit, Table
+from core.manifest.refs import SettingRef
 from core.moments import Tables, read_setting
 from core.sample_marks import is_sample_row, sample_marks
 from core.store import Store

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.errors import RowLocked
-from core.manifest.model import LockRule, Table, ValueWatch
+from core.manifest.model import LockRule, Table
+from core.manifest.refs import ValueWatch
 
 Row = Mapping[str, Any]
 

@@ -19,7 +19,7 @@ from typing import Any
 from jinja2 import Template, TemplateError, meta
 from jinja2.sandbox import SandboxedEnvironment
 
-from core.manifest.model import Message, Reminder
+from core.manifest.outbox_model import Message, Reminder
 from core.manifest.refusal import Refusal, where
 
 log = logging.getLogger(__name__)

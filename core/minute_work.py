@@ -9,7 +9,8 @@ is not (its connection gets no sweep unless another app of it has some).
 from __future__ import annotations
 
 from core.holds import holding_tables
-from core.manifest.model import App, Reminder
+from core.manifest.model import App
+from core.manifest.outbox_model import Reminder
 
 
 def has_minute_work(app: App) -> bool:

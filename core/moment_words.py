@@ -12,7 +12,8 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from core.clock import venue_day
-from core.manifest.model import HoursEdge, Moment, RowTime, SettingRef, Shift
+from core.manifest.model import Moment, RowTime, Shift
+from core.manifest.refs import HoursEdge, SettingRef
 from core.moments import MomentContext, MomentValueError, read_setting, resolve_moment
 
 _UNIT_WORDS = {"minutes": ("minute", "min"), "hours": ("hour", "h"), "days": ("day", "d")}

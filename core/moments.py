@@ -18,7 +18,8 @@ from zoneinfo import ZoneInfo
 
 from core.clock import parse_wall_time, shift_instant, venue_day, wall_to_instant
 from core.hours import hours_edge
-from core.manifest.model import HoursEdge, Moment, RowTime, SettingRef, Shift
+from core.manifest.model import Moment, RowTime, Shift
+from core.manifest.refs import HoursEdge, SettingRef
 
 Row = Mapping[str, Any]
 Tables = Mapping[str, Sequence[Row]]

@@ -22,7 +22,8 @@ from sqlalchemy.engine import Connection
 from core.actors import Actor, ActorKind
 from core.audit import adminium_metadata
 from core.mail import RowValues, render_words
-from core.manifest.model import App, Message, Reminder
+from core.manifest.model import App
+from core.manifest.outbox_model import Message, Reminder
 from core.sample_marks import is_sample_row
 from core.stamps import takes_value
 

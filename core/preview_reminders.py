@@ -12,7 +12,8 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from core.clock import parse_wall_time
-from core.manifest.model import Lead, Reminder, SettingRef
+from core.manifest.outbox_model import Lead, Reminder
+from core.manifest.refs import SettingRef
 from core.moments import Tables, read_setting
 from core.outbox import producers, reminder_address
 from core.preview_changes import Changed, Side, near, unchanged

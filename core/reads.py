@@ -9,7 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from core.manifest.model import HoursRef, Moment, SettingCondition, SettingRef
+from core.manifest.model import Moment
+from core.manifest.refs import HoursRef, SettingCondition, SettingRef
 
 
 @dataclass(frozen=True)

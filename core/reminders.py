@@ -29,7 +29,9 @@ from sqlalchemy.engine import Connection
 from core.clock import parse_wall_time, venue_day, wall_to_instant
 from core.mail import render_words
 from core.manifest.lookup import state_names
-from core.manifest.model import Lead, LeadFallback, Reminder, SettingRef, Table
+from core.manifest.model import Table
+from core.manifest.outbox_model import Lead, LeadFallback, Reminder
+from core.manifest.refs import SettingRef
 from core.moments import read_setting
 from core.outbox import mail_context, mail_row, outbox, producers, reminder_address
 from core.sample_marks import sample_marks

@@ -28,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from core.clock import parse_wall_time, shift_instant, venue_day, wall_to_instant
 from core.errors import AdminiumError
 from core.hours import hours_edge
-from core.manifest.model import App, HoursRef, SettingRef
+from core.manifest.model import App
+from core.manifest.refs import HoursRef, SettingRef
 from core.moments import read_setting
 
 Row = dict[str, Any]

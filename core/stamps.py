@@ -8,7 +8,8 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from core.manifest.model import Table, ValueWatch
+from core.manifest.model import Table
+from core.manifest.refs import ValueWatch
 from core.moments import Tables, apply_shift
 
 Row = Mapping[str, Any]

@@ -25,16 +25,9 @@ from core.automations import deliveries as _deliveries  # noqa: F401  (install m
 from core.fence import fences as _fences  # noqa: F401  (install makes it)
 from core.install_lock import INSTALL_LOCK
 from core.ledger_entries import postings as _postings  # noqa: F401  (install makes it)
-from core.manifest.model import (
-    App,
-    Column,
-    HoursRef,
-    Moment,
-    Reminder,
-    SettingCondition,
-    SettingRef,
-    Table,
-)
+from core.manifest.model import App, Column, Moment, Table
+from core.manifest.outbox_model import Reminder
+from core.manifest.refs import HoursRef, SettingCondition, SettingRef
 from core.moments import MomentContext, Tables
 from core.outbox import outbox as _outbox  # noqa: F401  (install makes it)
 from core.reads import Reads, ReadsCache

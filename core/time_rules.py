@@ -18,14 +18,8 @@ from core.errors import (
     StateMoveRefused,
     StateTooLate,
 )
-from core.manifest.model import (
-    Late,
-    Moment,
-    Requires,
-    SettingRef,
-    States,
-    Timed,
-)
+from core.manifest.model import Late, Moment, Requires, States, Timed
+from core.manifest.refs import SettingRef
 from core.moments import MomentContext, apply_shift, read_setting, resolve_moment
 
 

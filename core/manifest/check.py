@@ -23,7 +23,7 @@ from core.manifest.lookup import (
     state_names,
     value_refusal,
 )
-from core.manifest.model import App, Column, Message, Reminder, Table, ValueWatch, load_app
+from core.manifest.model import App, Column, Table, load_app
 from core.manifest.moment_rules import (
     Out,
     Path,
@@ -32,6 +32,8 @@ from core.manifest.moment_rules import (
     no_column,
     no_table,
 )
+from core.manifest.outbox_model import Message, Reminder
+from core.manifest.refs import ValueWatch
 from core.manifest.refusal import Refusal, listing, shown, where
 from core.manifest.state_rules import PUBLIC_ROLE, check_states, unknown_state
 from core.manifest.structure import (

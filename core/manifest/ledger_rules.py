@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from core.manifest.ledger_model import Ledger, Posting
 from core.manifest.lookup import WHOLE_NUMBER_TYPES, Lookup, column_of, state_names
-from core.manifest.model import Hold, Ledger, Limit, Moment, Posting, SettingRef, Table, ValueWatch
+from core.manifest.model import Hold, Limit, Moment, Table
 from core.manifest.moment_rules import (
     Out,
     Path,
@@ -16,6 +17,7 @@ from core.manifest.moment_rules import (
     no_column,
     no_table,
 )
+from core.manifest.refs import SettingRef, ValueWatch
 from core.manifest.refusal import Refusal, listing, shown, where
 from core.manifest.state_rules import unknown_state
 

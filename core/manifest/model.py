@@ -8,6 +8,11 @@ refusal sentences) live in `core.manifest.check`.
 Unions are tagged by a small function rather than tried member by member, so a
 mistake inside one is reported once, at its place. The tags start with `~`;
 `core.manifest.structure` drops them from locations.
+
+This module holds the app, its tables and what a table's rules of time are made of
+(columns, states and moves, moments); what they point at lives in `core.manifest.refs`,
+and the app's ledgers, outbox and automations in `ledger_model`, `outbox_model` and
+`automation_model` beside it.
 """
 
 from __future__ import annotations
@@ -16,45 +21,31 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag
 
+from core.manifest.automation_model import Automation
 from core.manifest.base import (
     NAME_PATTERN,
     WALL_TIME_PATTERN,
     Model,
     Name,
-    Number,
     Scalar,
     WallTime,
     tag_of,
+)
+from core.manifest.ledger_model import Ledger, Posting
+from core.manifest.outbox_model import Outbox
+from core.manifest.refs import (
+    Amount,
+    ChangeWatch,
+    HoursEdge,
+    SettingCondition,
+    SettingRef,
+    ValueWatch,
 )
 
 __all__ = ["NAME_PATTERN", "WALL_TIME_PATTERN", "Model", "Name", "Scalar", "WallTime"]
 
 
-# --- settings and shifts -------------------------------------------------------
-
-
-class SettingRef(Model):
-    """A column of the one settings row: `{"table": "settings", "column": "offer_hours"}`."""
-
-    table: Name
-    column: Name
-
-
-def _amount_tag(value: Any) -> str | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return "~number"
-    return tag_of({SettingRef: "~setting"}, value, lambda _: "~setting")
-
-
-Amount = Annotated[
-    Annotated[Number, Tag("~number")] | Annotated[SettingRef, Tag("~setting")],
-    Discriminator(
-        _amount_tag,
-        custom_error_type="amount",
-        custom_error_message="an amount is a whole number or a setting {table, column}",
-    ),
-]
-"""A shift's amount: a whole number, or a whole-number column of the settings row."""
+# --- shifts -------------------------------------------------------------------
 
 
 class Shift(Model):
@@ -66,23 +57,6 @@ class Shift(Model):
 
 
 # --- time of day ----------------------------------------------------------------
-
-
-class HoursRef(Model):
-    """A weekly opening-hours table: which columns hold the weekday, the yes/no and the times."""
-
-    table: Name
-    weekday: Name
-    open: Name | None = None
-    opens: Name
-    closes: Name
-
-
-class HoursEdge(Model):
-    """The venue's opening or closing hour on the moment's weekday."""
-
-    hours: HoursRef
-    edge: Literal["opens", "closes"]
 
 
 class RowTime(Model):
@@ -139,20 +113,6 @@ class Moment(Model):
 ColumnType = Literal[
     "serial", "integer", "numeric", "text", "boolean", "date", "timestamptz", "enum"
 ]
-
-
-class ValueWatch(Model):
-    """A column taking one of these values: `{"column": "status", "values": ["offered"]}`."""
-
-    column: Name
-    values: list[Scalar] = Field(min_length=1)
-
-
-class ChangeWatch(Model):
-    """A column whose value changes: `{"column": "pending_email", "changed": true}`."""
-
-    column: Name
-    changed: Literal[True]
 
 
 class StampSet(Model):
@@ -217,14 +177,6 @@ class Column(Model):
 
 
 # --- states and moves -----------------------------------------------------------
-
-
-class SettingCondition(Model):
-    """A condition on a column of the settings row: `{"table", "column", "eq"}`."""
-
-    table: Name
-    column: Name
-    eq: Scalar
 
 
 class TimeWindow(Model):
@@ -328,7 +280,7 @@ class LockRule(Model):
     columns: list[Literal["*"] | Name] = Field(min_length=1)
 
 
-# --- limits, holds and postings (WHAT-A-MOVE-SETS-OFF.md) ------------------------
+# --- limits and holds (WHAT-A-MOVE-SETS-OFF.md) ----------------------------------
 
 
 class Limit(Model):
@@ -346,33 +298,6 @@ class Hold(Model):
 
     states: list[Name] = Field(min_length=1)
     until: Moment
-
-
-def _posting_on_tag(value: Any) -> str | None:
-    if isinstance(value, str):
-        return "~create"
-    return tag_of({ValueWatch: "~watch"}, value, lambda _: "~watch")
-
-
-PostingOn = Annotated[
-    Annotated[Literal["create"], Tag("~create")] | Annotated[ValueWatch, Tag("~watch")],
-    Discriminator(
-        _posting_on_tag,
-        custom_error_type="posting_on",
-        custom_error_message='a posting is made on "create" or on {"column", "values"}',
-    ),
-]
-
-
-class Posting(Model):
-    """The row's `amount` taken from the ledger account its `via` points at, on create or
-    on a move into given values; a hold given back by a move into `givesBack`."""
-
-    ledger: Name
-    via: Name
-    amount: Name
-    on: PostingOn
-    gives_back: list[Name] | None = Field(default=None, alias="givesBack")
 
 
 class Board(Model):
@@ -398,130 +323,6 @@ class Table(Model):
     postings: list[Posting] | None = None
     board: Board | None = None
     """What its board's cards show (`core.manifest.board_rules`); defaults without it."""
-
-
-# --- ledgers --------------------------------------------------------------------
-
-
-Bound = Annotated[
-    Annotated[Number, Tag("~number")] | Annotated[SettingRef, Tag("~setting")],
-    Discriminator(
-        _amount_tag,
-        custom_error_type="bound",
-        custom_error_message="a ledger's bound is a number or a setting {table, column}",
-    ),
-]
-"""A ledger's `min` or `max`: a number, or a number column of the settings row."""
-
-
-class Ledger(Model):
-    """A table of accounts and its balance column, kept between `min` and `max`."""
-
-    name: Name
-    table: Name
-    balance: Name
-    min: Bound | None = None
-    max: Bound | None = None
-
-
-# --- the outbox -----------------------------------------------------------------
-
-
-class OutboxSettings(Model):
-    """The app's one-row settings table."""
-
-    table: Name
-
-
-class LeadFallback(Model):
-    """Where a lead is read when the linked row gives none: a setting."""
-
-    table: Name
-    column: Name
-
-
-class Lead(Model):
-    """How long before the moment a reminder goes (hours), and optionally at which wall time."""
-
-    via: Name | None = None
-    table: Name
-    column: Name
-    fallback: LeadFallback | None = None
-    max: int | None = Field(default=None, ge=1)
-    at: WallTime | None = None
-
-
-class Before(Model):
-    """The moment a reminder leads up to: a timestamptz column of `table`."""
-
-    table: Name
-    at: Name
-    lead: Lead
-
-
-class Reminder(Model):
-    """An email sent a lead of hours before a row's moment."""
-
-    kind: Literal["reminder"]
-    link: Name | None = None
-    before: Before
-    to: Name | None = None
-    subject: str | None = None
-    body: str | None = None
-    states: list[Name] | None = None
-    """The states of `before.table` in which a row is reminded; without it, every state
-    with a move out of it (a row in a final state is never reminded)."""
-
-
-class Message(Model):
-    """An email queued when a row's column takes one of the watched values."""
-
-    kind: Literal["message"]
-    table: Name
-    on: ValueWatch
-    to: Name
-    subject: str = Field(min_length=1)
-    body: str = Field(min_length=1)
-
-
-def _producer_tag(value: Any) -> str | None:
-    if isinstance(value, Reminder | Message):
-        return f"~{value.kind}"
-    if isinstance(value, dict) and value.get("kind") in ("reminder", "message"):
-        return f"~{value['kind']}"
-    return None
-
-
-Producer = Annotated[
-    Annotated[Reminder, Tag("~reminder")] | Annotated[Message, Tag("~message")],
-    Discriminator(
-        _producer_tag,
-        custom_error_type="producer",
-        custom_error_message='a producer\'s "kind" is "reminder" or "message"',
-    ),
-]
-
-
-class Outbox(Model):
-    """The app's emails: its settings table and its producers."""
-
-    settings: OutboxSettings | None = None
-    producers: list[Producer] = Field(default_factory=list)
-
-
-# --- automations ----------------------------------------------------------------
-
-
-class Automation(Model):
-    """A rule that watches a table and posts each change it hears to a webhook of the
-    connection (its URL and secret are kept in the control plane, never here); `on` left
-    out: every change of the table; sample rows only with `samples`."""
-
-    name: Name
-    table: Name
-    on: ValueWatch | None = None
-    webhook: Name
-    samples: bool = False
 
 
 # --- the app --------------------------------------------------------------------

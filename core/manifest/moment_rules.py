@@ -9,16 +9,8 @@ from core.manifest.lookup import (
     WHOLE_NUMBER_TYPES,
     Lookup,
 )
-from core.manifest.model import (
-    Column,
-    HoursEdge,
-    HoursRef,
-    Moment,
-    RowTime,
-    SettingRef,
-    Shift,
-    TimeOfDay,
-)
+from core.manifest.model import Column, Moment, RowTime, Shift, TimeOfDay
+from core.manifest.refs import HoursEdge, HoursRef, SettingRef
 from core.manifest.refusal import Refusal, listing, where
 
 MAX_OR = 3

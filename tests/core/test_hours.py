@@ -9,7 +9,7 @@ import pytest
 
 from core.clock import venue_zone
 from core.hours import hours_edge
-from core.manifest.model import HoursRef
+from core.manifest.refs import HoursRef
 
 LONDON = venue_zone("Europe/London")
 SANTIAGO = venue_zone("America/Santiago")

@@ -12,7 +12,7 @@ import pytest
 
 from core.mail import RowValues, render_words
 from core.manifest.check import check_manifest
-from core.manifest.model import Message, Reminder
+from core.manifest.outbox_model import Message, Reminder
 
 TAKEAWAY = json.loads((Path(__file__).parents[2] / "examples" / "takeaway.json").read_text())
 MESSAGE = ("outbox", "producers", 1)

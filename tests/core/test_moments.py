@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from core.clock import venue_zone
-from core.manifest.model import Moment, SettingRef, Shift
+from core.manifest.model import Moment, Shift
+from core.manifest.refs import SettingRef
 from core.moments import (
     MomentContext,
     MomentValueError,

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from adminium.cli import main
 from core.manifest.check import check_manifest
-from core.manifest.model import Reminder, load_app
+from core.manifest.model import load_app
+from core.manifest.outbox_model import Reminder
 from core.reminders import reminded_states
 from tests.integration.outbox_fixtures import mail_shop_manifest
 
