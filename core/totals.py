@@ -23,6 +23,7 @@ from sqlalchemy.engine import Connection
 
 from core.errors import WriteConflict
 from core.events import RowEvent
+from core.manifest.lookup import total_columns
 from core.manifest.model import App, Table, TotalRule
 from core.sample_marks import sample_marks
 from core.store import Store
@@ -66,11 +67,6 @@ class TotalsWritten:
 
     values: Mapping[Parent, Mapping[str, Any]] = field(default_factory=dict)
     events: tuple[RowEvent, ...] = ()
-
-
-def total_columns(spec: Table) -> list[str]:
-    """The table's columns written by a total."""
-    return [c.ref for c in spec.columns if c.rules is not None and c.rules.total is not None]
 
 
 def new_totals(spec: Table) -> dict[str, int]:

@@ -36,12 +36,13 @@ from core.effects import Cause, MoveLinked, make_effects
 from core.errors import RowNotFound, ValueRefused
 from core.events import RowEvent
 from core.ledger_postings import PostingPlan, make_postings, plan_postings, total_postings
+from core.manifest.lookup import total_columns
 from core.manifest.model import Timed
 from core.moments import Tables
 from core.sample_marks import sample_marks
 from core.stamps import code_values, stamp_values
 from core.store import Row, Store
-from core.totals import new_totals, total_columns, touch_totals
+from core.totals import new_totals, touch_totals
 from core.write_judging import Judged, hold_row, judge_write
 from core.write_refusals import database_refusal
 from core.write_request import Run, WriteRequest

@@ -27,6 +27,11 @@ def written_by_rules(table: Table) -> dict[str, str]:
     return written
 
 
+def total_columns(spec: Table) -> list[str]:
+    """The table's columns written by a total."""
+    return [c.ref for c in spec.columns if c.rules is not None and c.rules.total is not None]
+
+
 def state_names(table: Table) -> list[str]:
     """The states a table knows: its enum state column's values, else every name its moves use."""
     states = table.states
