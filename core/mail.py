@@ -3,7 +3,7 @@
 A template reads `row` (the row as written: `{{ row.cancel_code }}`), `app`, `table`,
 the producer's `link` name bound to the row's key, and for a reminder `moment` (its
 instant on the venue's clock). The manifest check refuses a template that does not
-parse or reads any other name (`template_refusals`), so a saved manifest never fails a
+parse or reads any other name (`core.manifest.templates`), so a saved manifest never fails a
 write: what still goes wrong while rendering (a division by zero in the row's numbers)
 leaves the words as written, logged.
 """
@@ -16,18 +16,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import Template, TemplateError, meta
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2 import Template, TemplateError
 
 from core.manifest.outbox_model import Message, Reminder
-from core.manifest.refusal import Refusal, where
+from core.manifest.templates import template_environment
 
 log = logging.getLogger(__name__)
 
 REMINDER_SUBJECT = "A reminder"
 """A reminder's subject when the manifest gives none."""
-
-_NAMES = frozenset({"row", "app", "table", "moment"})
 
 
 @dataclass(frozen=True)
@@ -36,13 +33,6 @@ class Words:
 
     subject: str
     body: str
-
-
-@functools.cache
-def _environment() -> SandboxedEnvironment:
-    # Plain text mail: nothing is HTML-escaped, and the sandbox keeps a template from
-    # reaching Python's internals through the row's values.
-    return SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
 
 
 class RowValues:
@@ -69,7 +59,7 @@ class RowValues:
 @functools.lru_cache(maxsize=256)
 def _template(text: str) -> Template:
     """A template compiled once (a manifest's words never change once loaded)."""
-    return _environment().from_string(text)
+    return template_environment().from_string(text)
 
 
 def producer_words(producer: Message | Reminder) -> tuple[str, str]:
@@ -77,11 +67,6 @@ def producer_words(producer: Message | Reminder) -> tuple[str, str]:
     its subject for a body."""
     subject = producer.subject or REMINDER_SUBJECT
     return subject, producer.body or subject
-
-
-def template_names(producer: Message | Reminder) -> frozenset[str]:
-    """The names a producer's templates may read."""
-    return _NAMES | ({producer.link} if isinstance(producer, Reminder) and producer.link else set())
 
 
 def render_words(producer: Message | Reminder, context: Mapping[str, Any]) -> Words:
@@ -96,27 +81,3 @@ def render_words(producer: Message | Reminder, context: Mapping[str, Any]) -> Wo
             rendered.append(text)
     # A header holds one line: a subject's line breaks become spaces.
     return Words(" ".join(rendered[0].split()), rendered[1])
-
-
-def template_refusals(at: tuple[str | int, ...], producer: Message | Reminder) -> list[Refusal]:
-    """The manifest check's refusals of a producer's subject and body templates."""
-    refusals = []
-    allowed = template_names(producer)
-    for name in ("subject", "body"):
-        text = getattr(producer, name)
-        if text is None:
-            continue
-        try:
-            parsed = _environment().parse(text)
-        except TemplateError as error:
-            sentence = f"the {name} is no template: {error.message or error}"
-            refusals.append(Refusal(where(*at, name), sentence))
-            continue
-        unknown = sorted(meta.find_undeclared_variables(parsed) - allowed)
-        if unknown:
-            sentence = (
-                f"the {name} reads {', '.join(repr(n) for n in unknown)}: a template reads"
-                f" {', '.join(sorted(allowed))}"
-            )
-            refusals.append(Refusal(where(*at, name), sentence))
-    return refusals

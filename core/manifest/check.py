@@ -11,7 +11,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.mail import template_refusals
 from core.manifest.automation_rules import check_automations
 from core.manifest.board_rules import check_board
 from core.manifest.effect_rules import check_effect_rules
@@ -42,6 +41,7 @@ from core.manifest.structure import (
     parse_text,
     structural_refusals,
 )
+from core.manifest.templates import template_refusals
 
 __all__ = [
     "Refusal",
