@@ -17,7 +17,8 @@ from core.due import Due, DueHold, Rule
 from core.hold_reads import hold_apps, holds_due
 from core.ledger_entries import PostingRecord
 from core.pending import Pending, pending_moves
-from core.store import Store, timed_indexes
+from core.store import Store
+from core.store_schema import timed_indexes
 from core.sweep import LIMIT, SweepReport
 from services.apps import swept_stores
 from services.connections import get_connection

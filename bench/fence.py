@@ -41,7 +41,8 @@ from bench.common import database, emit  # noqa: E402
 from core.clock import venue_zone  # noqa: E402
 from core.fence import Fence  # noqa: E402
 from core.manifest.model import load_app  # noqa: E402
-from core.store import Store, install_app, make_engine  # noqa: E402
+from core.store import Store, make_engine  # noqa: E402
+from core.store_schema import install_app  # noqa: E402
 from core.sweep import SweepOutcome, sweep_connection  # noqa: E402
 from tests.integration.pipeline_fixtures import at  # noqa: E402
 from tests.integration.sweep_fixtures import SHOP  # noqa: E402

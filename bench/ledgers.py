@@ -38,7 +38,8 @@ from core.due import find_due_holds
 from core.ledger_entries import due_holds
 from core.limits import judge_limits
 from core.manifest.model import load_app
-from core.store import Store, install_app, make_engine
+from core.store import Store, make_engine
+from core.store_schema import install_app
 from core.sweep import sweep_connection
 from core.write_request import WriteRequest
 from core.writes import create_row

@@ -45,7 +45,8 @@ from bench.common import database, emit
 from core.clock import venue_zone
 from core.due import find_due
 from core.manifest.model import load_app
-from core.store import Store, install_app, make_engine
+from core.store import Store, make_engine
+from core.store_schema import install_app
 from core.sweep import sweep_connection
 from tests.integration.sweep_fixtures import SHOP
 

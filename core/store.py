@@ -2,15 +2,15 @@
 
 Each app's tables live in the PostgreSQL schema the manifest names (`public` unless
 named); Adminium's own bookkeeping lives in the schema `adminium` of the same database,
-so everything one write makes commits in one transaction (DESIGN decision 1).
+so everything one write makes commits in one transaction (DESIGN decision 1). How those
+tables and their indexes are made and installed is `core.store_schema`.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import hashlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -20,46 +20,13 @@ from psycopg.conninfo import conninfo_to_dict
 from pydantic import BaseModel
 from sqlalchemy.engine import Connection, Engine
 
-from core.audit import ADMINIUM_SCHEMA, AUDIT_UPGRADES, adminium_metadata
-from core.automations import deliveries as _deliveries  # noqa: F401  (install makes it)
-from core.fence import fences as _fences  # noqa: F401  (install makes it)
-from core.install_lock import INSTALL_LOCK
-from core.ledger_entries import postings as _postings  # noqa: F401  (install makes it)
-from core.manifest.model import App, Column, Moment, Table
-from core.manifest.outbox_model import Reminder
+from core.manifest.model import App, Table
 from core.manifest.refs import HoursRef, SettingCondition, SettingRef
 from core.moments import MomentContext, Tables
-from core.outbox import outbox as _outbox  # noqa: F401  (install makes it)
 from core.reads import Reads, ReadsCache
-from core.sample_marks import sample_marks as _sample_marks  # noqa: F401  (install makes it)
-from core.set_aside import SET_ASIDE_UPGRADES
-from core.set_aside import set_aside as _set_aside  # noqa: F401  (install makes it)
-from core.sweep_records import SWEEP_UPGRADES
-from core.sweep_records import sweeps as _sweep_tables  # noqa: F401  (install makes it)
+from core.store_schema import build_metadata
 
 Row = dict[str, Any]
-
-_SIMPLE_TYPES: dict[str, sa.types.TypeEngine[Any]] = {
-    "serial": sa.Integer(),
-    "integer": sa.Integer(),
-    "numeric": sa.Numeric(),
-    "boolean": sa.Boolean(),
-    "date": sa.Date(),
-    "timestamptz": sa.DateTime(timezone=True),
-}
-
-
-NAME_BYTES = 63
-"""PostgreSQL keeps the first 63 bytes of a name and drops the rest (NAMEDATALEN - 1)."""
-
-
-def fitted_name(name: str) -> str:
-    """A name that fits 63 bytes: as it is, or cut and ended with a short hash of the whole."""
-    whole = name.encode()
-    if len(whole) <= NAME_BYTES:
-        return name
-    digest = hashlib.sha256(whole).hexdigest()[:8]
-    return f"{whole[: NAME_BYTES - len(digest) - 1].decode(errors='ignore')}_{digest}"
 
 
 def engine_url(url: str) -> sa.engine.URL:
@@ -86,176 +53,6 @@ def engine_url(url: str) -> sa.engine.URL:
 def make_engine(url: str, **options: Any) -> Engine:
     """An engine on a connection's database (psycopg 3)."""
     return sa.create_engine(engine_url(url), **options)
-
-
-def _column_type(
-    table_name: str, column: Column, states: Sequence[str]
-) -> sa.types.TypeEngine[Any]:
-    """The SQL type of a manifest column; an enum is text with a named CHECK of its values."""
-    if column.type in _SIMPLE_TYPES:
-        return _SIMPLE_TYPES[column.type]
-    if column.type == "enum":
-        values = list(column.values or states)
-        return sa.Enum(
-            *values,
-            native_enum=False,
-            create_constraint=True,
-            length=max(len(v) for v in values),
-            name=fitted_name(f"ck_{table_name}_{column.ref}"),
-            validate_strings=False,
-        )
-    return sa.String(column.max_length) if column.max_length else sa.Text()
-
-
-def _server_default(column: Column) -> Any:
-    """A manifest default as the column's server default."""
-    if column.default is None:
-        return None
-    if isinstance(column.default, bool):
-        return sa.true() if column.default else sa.false()
-    if isinstance(column.default, int | float):
-        return sa.text(repr(column.default))
-    return column.default
-
-
-def _states_of(table: Table) -> list[str]:
-    """Every state a table's state column may hold."""
-    if table.states is None:
-        return []
-    found = [table.states.initial, *table.states.moves]
-    for moves in table.states.moves.values():
-        found.extend(m if isinstance(m, str) else m.to for m in moves)
-    return list(dict.fromkeys(found))
-
-
-def build_metadata(app: App) -> sa.MetaData:
-    """SQLAlchemy tables for the app's manifest, in the app's schema."""
-    metadata = sa.MetaData(schema=app.schema_name)
-    for name, table in app.tables.items():
-        states = _states_of(table)
-        columns: list[sa.Column[Any]] = []
-        for column in table.columns:
-            args: list[Any] = []
-            if column.references is not None:
-                target = app.tables[column.references].key
-                args.append(sa.ForeignKey(f"{app.schema_name}.{column.references}.{target}"))
-            is_key = column.ref == table.key
-            columns.append(
-                sa.Column(
-                    column.ref,
-                    _column_type(name, column, states),
-                    *args,
-                    primary_key=is_key,
-                    autoincrement=column.type == "serial" if is_key else False,
-                    nullable=column.nullable and not is_key,
-                    server_default=_server_default(column),
-                )
-            )
-        if table.states is not None and table.states.column not in {c.ref for c in table.columns}:
-            columns.append(sa.Column(table.states.column, sa.Text(), nullable=False))
-        sa.Table(name, metadata, *columns)
-    return metadata
-
-
-def _moment_columns(moment: Moment) -> list[str]:
-    """The row's own columns a moment reads, its fallbacks included."""
-    found = [moment.column] if moment.via is None else []
-    for fallback in moment.or_ or ():
-        found.extend(_moment_columns(fallback))
-    return found
-
-
-def timed_indexes(app: App) -> list[str]:
-    """The CREATE INDEX statements the app's timed moves want: (state column, moment column),
-    then those its reminders want (`reminder_indexes`).
-
-    Each is named `ix_<table>_<state>_<column>`, cut to fit with a hash when longer.
-    """
-    statements: list[str] = []
-    for name, table in app.tables.items():
-        if table.states is None:
-            continue
-        state = table.states.column
-        for rule in table.states.timed or ():
-            for column in _moment_columns(rule.at):
-                index = fitted_name(f"ix_{name}_{state}_{column}")
-                statement = (
-                    f'CREATE INDEX IF NOT EXISTS "{index}"'
-                    f' ON "{app.schema_name}"."{name}" ("{state}", "{column}")'
-                )
-                if statement not in statements:
-                    statements.append(statement)
-    statements.extend(s for s in reminder_indexes(app) if s not in statements)
-    statements.extend(s for s in hold_indexes(app) if s not in statements)
-    return statements
-
-
-def hold_indexes(app: App) -> list[str]:
-    """The CREATE INDEX statements the holds the clock gives back want: per column their
-    moment reads, (state column, moment column) over the rows still paid (a posting's
-    amount above 0, from an account; a give-back sets it to 0), so the minute job's search
-    reads the rows near due, never the holds long given back
-    (`ix_<table>_<state>_<column>_held`)."""
-    statements: list[str] = []
-    for name, table in app.tables.items():
-        if table.hold is None or table.states is None or not table.postings:
-            continue
-        state = table.states.column
-        pairs = dict.fromkeys((posting.amount, posting.via) for posting in table.postings)
-        paid = " OR ".join(f'("{amount}" > 0 AND "{via}" IS NOT NULL)' for amount, via in pairs)
-        for column in _moment_columns(table.hold.until):
-            index = fitted_name(f"ix_{name}_{state}_{column}_held")
-            statements.append(
-                f'CREATE INDEX IF NOT EXISTS "{index}"'
-                f' ON "{app.schema_name}"."{name}" ("{state}", "{column}") WHERE ({paid})'
-            )
-    return statements
-
-
-def reminder_indexes(app: App) -> list[str]:
-    """The CREATE INDEX statements the app's reminders want: their moment column, which the
-    minute job reads bounded by now and the largest lead (`ix_<table>_<column>`)."""
-    statements: list[str] = []
-    for producer in app.outbox.producers if app.outbox is not None else ():
-        if isinstance(producer, Reminder):
-            table, column = producer.before.table, producer.before.at
-            index = fitted_name(f"ix_{table}_{column}")
-            statement = (
-                f'CREATE INDEX IF NOT EXISTS "{index}"'
-                f' ON "{app.schema_name}"."{table}" ("{column}")'
-            )
-            if statement not in statements:
-                statements.append(statement)
-    return statements
-
-
-def upgrade_adminium(conn: Connection) -> None:
-    """Add to Adminium's tables in an existing database what a newer version added to them
-    (the columns `create_all` does not add to a table already there). Idempotent."""
-    for upgrade in (*AUDIT_UPGRADES, *SWEEP_UPGRADES, *SET_ASIDE_UPGRADES):
-        conn.execute(sa.text(upgrade))
-
-
-def install_adminium(conn: Connection) -> None:
-    """Create Adminium's schema and tables in the connection's database, and add what a
-    newer version added to them, in the caller's transaction, after any other install in
-    that database has committed. Idempotent."""
-    conn.execute(INSTALL_LOCK)
-    conn.execute(sa.schema.CreateSchema(ADMINIUM_SCHEMA, if_not_exists=True))
-    adminium_metadata.create_all(conn, checkfirst=True)
-    upgrade_adminium(conn)
-
-
-def install_app(engine: Engine, app: App) -> None:
-    """Create the app's schema, tables and timed-move indexes, and Adminium's schema, in one
-    transaction taken in turn with any other install in that database. Idempotent."""
-    with engine.begin() as conn:
-        conn.execute(INSTALL_LOCK)
-        conn.execute(sa.schema.CreateSchema(app.schema_name, if_not_exists=True))
-        install_adminium(conn)
-        build_metadata(app).create_all(conn, checkfirst=True)
-        for statement in timed_indexes(app):
-            conn.execute(sa.text(statement))
 
 
 class Store:

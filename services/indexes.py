@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.manifest.model import App
-from core.store import timed_indexes
+from core.store_schema import timed_indexes
 from services.errors import first_line
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,8 @@ import sqlalchemy as sa
 
 from core.clock import venue_zone
 from core.manifest.model import load_app
-from core.store import Store, install_app, make_engine
+from core.store import Store, make_engine
+from core.store_schema import install_app
 from core.sweep import SweepReport, sweep_connection
 from tests.integration.pipeline_fixtures import HOURS, Venue
 

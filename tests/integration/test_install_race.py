@@ -33,7 +33,8 @@ from pathlib import Path
 side, folder, rounds = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 if side == "app":
     from core.manifest.model import load_app
-    from core.store import install_app, make_engine
+    from core.store import make_engine
+    from core.store_schema import install_app
     app = load_app(json.loads(sys.argv[4]))
 else:
     import logging

@@ -18,7 +18,7 @@ from core.actors import Actor
 from core.errors import AdminiumError
 from core.reminders import candidates_query, queue_reminders
 from core.sample_marks import sample_marks
-from core.store import timed_indexes
+from core.store_schema import timed_indexes
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row
 from tests.integration.outbox_fixtures import mail_shop_manifest, outbox_rows

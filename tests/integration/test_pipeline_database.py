@@ -17,7 +17,8 @@ from core.clock import venue_zone
 from core.errors import ColumnNotWritable, ValueRefused, WriteConflict
 from core.events import RowEvent
 from core.manifest.model import load_app
-from core.store import Store, install_app, make_engine, timed_indexes
+from core.store import Store, make_engine
+from core.store_schema import install_app, timed_indexes
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row
 from services.events import Publisher, events_channel
