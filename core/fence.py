@@ -25,10 +25,11 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -37,6 +38,7 @@ from core.audit import ADMINIUM_SCHEMA, adminium_metadata
 from core.install_lock import INSTALL_LOCK
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 LEASE = 10.0
 """Seconds a fence's lease runs past its last renewal (a sweep renews it every second
@@ -58,10 +60,9 @@ fences = sa.Table(
 sweep's deadline, past which it is never renewed)."""
 
 _TABLE = f"{ADMINIUM_SCHEMA}.fences"
-_TAKE = sa.text(
-    f"""
+TAKE_SQL = f"""
     INSERT INTO {_TABLE} AS f (connection, holder, token, since, renewed, until, ends)
-    SELECT :connection, :holder, :token, t.now, t.now,
+    SELECT :fence_connection, :holder, :token, t.now, t.now,
            t.now + make_interval(secs => least(:lease, :deadline)),
            t.now + make_interval(secs => :deadline)
       FROM (SELECT clock_timestamp() AS now) AS t
@@ -71,7 +72,10 @@ _TAKE = sa.text(
      WHERE f.until <= clock_timestamp()
     RETURNING f.token
     """
-)
+"""Take the fence unless another sweep's lease runs (a row returned: taken), with the
+parameters `Fence.take_params`; a statement of its own, or a part of one (`WITH taken AS
+(...)`, `core.sweep_records.open_fenced`)."""
+_TAKE = sa.text(TAKE_SQL)
 _NO_TABLE = "42P01"
 _HOLDER = sa.text(f"SELECT holder, since FROM {_TABLE} WHERE connection = :connection")
 _RENEW = sa.text(
@@ -82,14 +86,17 @@ _RENEW = sa.text(
      WHERE connection = :connection AND token = :token AND until > clock_timestamp()
     """
 )
-_LET_GO = sa.text(
+LET_GO_SQL = (
     f"UPDATE {_TABLE} SET until = clock_timestamp()"
-    " WHERE connection = :connection AND token = :token AND until > clock_timestamp()"
+    " WHERE connection = :fence_connection AND token = :token AND until > clock_timestamp()"
 )
+"""Let the fence go if this sweep's lease still runs, with `Fence.let_go_params`; a
+statement of its own, or a part of one (`core.sweep_records.close_fenced`)."""
+_LET_GO = sa.text(LET_GO_SQL)
 
 
 @contextmanager
-def _alone(conn: Connection) -> Iterator[None]:
+def autocommit(conn: Connection) -> Iterator[None]:
     """Each statement in it commits by itself (autocommit: one round trip, no BEGIN or
     COMMIT of its own); `conn`, outside any transaction, is as it was after."""
     conn.execution_options(isolation_level="AUTOCOMMIT")
@@ -140,46 +147,62 @@ class Fence:
         self.turned_away_by: Holder | None = None
         """Who held the fence when `acquire` found it held (None when it was taken)."""
 
-    def acquire(self, conn: Connection) -> bool:
-        """Take the fence unless another sweep's lease runs; False (and `turned_away_by`)
-        otherwise."""
-        params = {
-            "connection": self.connection,
+    @property
+    def take_params(self) -> dict[str, Any]:
+        """The parameters of `TAKE_SQL`."""
+        return {
+            "fence_connection": self.connection,
             "holder": self.holder,
             "token": self.token,
             "lease": self.lease,
             "deadline": self.deadline,
         }
+
+    @property
+    def let_go_params(self) -> dict[str, Any]:
+        """The parameters of `LET_GO_SQL`."""
+        return {"fence_connection": self.connection, "token": self.token}
+
+    def acquire(self, conn: Connection) -> bool:
+        """Take the fence unless another sweep's lease runs; False (and `turned_away_by`)
+        otherwise."""
+        self.take_with(conn, lambda: conn.execute(_TAKE, self.take_params).first())
+        return self.taken
+
+    def take_with(self, conn: Connection, take: Callable[[], T]) -> T:
+        """Run `take`, one autocommitted statement holding `TAKE_SQL` whose answer is None
+        when the fence was not taken (another sweep's lease runs: then `turned_away_by`
+        is read); its answer. A database installed before the fence was a lease has its
+        table made first."""
         try:
-            with _alone(conn):
-                taken = conn.execute(_TAKE, params).first() is not None
+            with autocommit(conn):
+                found = take()
         except sa.exc.ProgrammingError as error:
             if getattr(error.orig, "sqlstate", None) != _NO_TABLE:
                 raise
-            # A database installed before the fence was a lease: its table made now.
             with conn.begin():
                 conn.execute(INSTALL_LOCK)
                 fences.create(conn, checkfirst=True)
-            with _alone(conn):
-                taken = conn.execute(_TAKE, params).first() is not None
-        if not taken:
-            with _alone(conn):
-                found = conn.execute(_HOLDER, {"connection": self.connection}).first()
+            with autocommit(conn):
+                found = take()
+        self.taken = found is not None
+        if not self.taken:
+            with autocommit(conn):
+                holder = conn.execute(_HOLDER, {"connection": self.connection}).first()
             # Let go of between the two statements: said as held by nobody known.
             self.turned_away_by = (
-                Holder(str(found[0]), found[1])
-                if found is not None
+                Holder(str(holder[0]), holder[1])
+                if holder is not None
                 else Holder("another sweep", datetime.now(UTC))
             )
-        self.taken = taken
-        return taken
+        return found
 
     def held(self, conn: Connection) -> bool:
         """Renew the lease; whether it was still this sweep's (False: it ran out, or
         another sweep took the fence over)."""
         if not self.taken:
             return False
-        with _alone(conn):
+        with autocommit(conn):
             renewed = conn.execute(
                 _RENEW, {"connection": self.connection, "token": self.token, "lease": self.lease}
             ).rowcount
@@ -196,5 +219,5 @@ class Fence:
         if not self.taken:
             return
         self.taken = False
-        with _alone(conn):
-            conn.execute(_LET_GO, {"connection": self.connection, "token": self.token})
+        with autocommit(conn):
+            conn.execute(_LET_GO, self.let_go_params)

@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 
 from core.due import Due, Rule, find_due, find_due_holds, timed_rules
 from core.errors import AdminiumError, RowNotDue
-from core.fence import LEASE, Fence
+from core.fence import LEASE, Fence, autocommit
 from core.ledger_entries import PostingRecord
 from core.ledgers import GiveBack, redate_hold, try_give_back
 from core.minute_work import has_minute_work
@@ -43,7 +43,7 @@ from core.set_aside import (
     sets_aside,
 )
 from core.store import Store
-from core.sweep_records import close_sweep, open_sweep, write_sweep
+from core.sweep_records import Opened, close_fenced, close_sweep, open_fenced, write_sweep
 from core.writes import WriteResult, make_timed_move
 
 log = logging.getLogger(__name__)
@@ -218,19 +218,26 @@ def sweep_connection(
         return run.report(SweepOutcome.done)
     engine = stores[0].engine
     fence = Fence(connection, deadline=deadline, lease=lease)
-    opened: int | None = None
+    opened: Opened | None = None
+    closed = False
     try:
         # One connection for the whole minute: the fence's statements and the moves.
         with engine.connect() as conn:
             try:
-                if not dry_run and not fence.acquire(conn):
+                # The fence taken and the minute's record opened: one statement.
+                apps = [s.app.name for s in stores]
+                opened = None if dry_run else open_fenced(conn, fence, now, apps)
+                if not dry_run and opened is None:
                     held_by = fence.turned_away_by
                     sentence = held_by.sentence() if held_by else "fence held by another sweep"
                     log.info("sweep of connection %s skipped: %s", connection, sentence)
                     report = run.report(SweepOutcome.fenced, sentence)
                 else:
-                    opened = None if dry_run else _open(conn, connection, now)
-                    report = run.report(_run(run, conn, stores, fence, limit, deadline, on_moved))
+                    aside = opened is None or opened.set_aside
+                    outcome = _run(run, conn, stores, fence, limit, deadline, on_moved, aside)
+                    report = run.report(outcome)
+                    if opened is not None:
+                        closed = _close(conn, fence, report, opened.record_id)
             finally:
                 _let_go(fence, conn)
     except sa.exc.DBAPIError as error:
@@ -238,8 +245,8 @@ def sweep_connection(
         message = _first_line(error)
         log.error("sweep of connection %s stopped: %s", connection, message)
         report = run.report(SweepOutcome.stopped, message)
-    if not dry_run:
-        _record(engine, report, opened)
+    if not dry_run and not closed:
+        _record(engine, report, None if opened is None else opened.record_id)
     log.info(
         "sweep of connection %s: %s, gave back %s, moved %s, set aside %s, conflicts %s,"
         " left %s, %.1f ms",
@@ -255,8 +262,27 @@ def sweep_connection(
     return report
 
 
+def _close(conn: Connection, fence: Fence, report: SweepReport, opened: int) -> bool:
+    """Close the minute's record and let the fence go: one statement. Whether it was
+    closed (a database gone away leaves it to `_record`, the lease to run out)."""
+    try:
+        conn.rollback()  # nothing is sent: every move has committed
+        close_fenced(conn, fence, opened, report.record())
+    except sa.exc.DBAPIError as error:
+        log.info(
+            "sweep record of connection %s not closed with its fence: %s",
+            fence.connection,
+            _first_line(error),
+        )
+        return False
+    return True
+
+
 def _let_go(fence: Fence, conn: Connection) -> None:
-    """Release the fence on the sweep's session; a session gone leaves the lease to run out."""
+    """Release the fence on the sweep's session unless it was let go of already; a session
+    gone leaves the lease to run out."""
+    if not fence.taken:
+        return
     try:
         conn.rollback()
         fence.release(conn)
@@ -276,25 +302,31 @@ def _run(
     limit: int,
     deadline: float,
     on_moved: Callable[[WriteResult], None] | None,
+    aside: bool = True,
 ) -> SweepOutcome:
     """Find the due rows and move them on `conn`, within the deadline and while the fence
-    holds (its lease renewed each `FENCE_CHECK` seconds)."""
+    holds (its lease renewed each `FENCE_CHECK` seconds). `aside` False: the apps had no
+    rows set aside as the sweep took its fence (their records are not read)."""
     # One connection for the whole minute: each move is its own transaction on it, so
-    # the pool (and its pre-ping) is visited once a minute, not once a move.
-    records = read_set_aside(conn, [s.app.name for s in stores])
-    tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
+    # the pool (and its pre-ping) is visited once a minute, not once a move. Its reads
+    # are autocommitted, each its own statement: no BEGIN and ROLLBACK round trips, and
+    # under READ COMMITTED each statement reads its own snapshot inside a transaction too.
+    with autocommit(conn):
+        records = read_set_aside(conn, [s.app.name for s in stores]) if aside else {}
+        tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
     if not run.dry_run:
         if records:
             _forget_left_from(conn, stores, records)
-            records = read_set_aside(conn, [s.app.name for s in stores])
+            with autocommit(conn):
+                records = read_set_aside(conn, [s.app.name for s in stores])
         limit -= _give_back_holds(run, conn, stores, records, tables, limit, on_moved)
         run.reminders = queue_reminders(conn, stores, run.now)
+    conn.rollback()  # nothing is sent unless a transaction is open
     if limit <= 0:
-        conn.rollback()
         return SweepOutcome.more
-    found = find_due(conn, stores, now=run.now, limit=limit, records=records, tables=tables)
-    run.next_due = run.now if found.more else next_due(conn, stores, run.now, tables)
-    conn.rollback()
+    with autocommit(conn):
+        found = find_due(conn, stores, now=run.now, limit=limit, records=records, tables=tables)
+        run.next_due = run.now if found.more else next_due(conn, stores, run.now, tables)
     run.passed_by = found.passed_by
     if run.dry_run:
         run.left = found.due
@@ -445,10 +477,10 @@ def _give_back_holds(
     back, longest-due first, each in its own transaction; a give-back refused (the ledger's
     cap) is set aside for an hour, one another writer holds is tried next minute. How many
     of the minute's `limit` they took."""
-    found = find_due_holds(
-        conn, stores, now=run.now, limit=max(limit, 0), records=records, tables=tables
-    )
-    conn.rollback()
+    with autocommit(conn):
+        found = find_due_holds(
+            conn, stores, now=run.now, limit=max(limit, 0), records=records, tables=tables
+        )
     for store, stale, until in found.redated:
         # Its row was re-dated past now by a writer that left the record as it was.
         held = conn if store.engine is conn.engine else None
@@ -485,16 +517,6 @@ def _give_back_holds(
             key = record.key if given.row is None else given.events[0].key
             on_moved(WriteResult(record.table, key, given.row or {}, given.events))
     return tried
-
-
-def _open(conn: Connection, connection: str, now: datetime) -> int:
-    """Record the minute as the sweep starts, with the fence held: a sweep killed on its way
-    leaves a record that the next one closes with its moves counted (`core.sweep_records`)."""
-    # A minute's record lost in a crash is no loss: do not wait for the disk.
-    conn.execute(sa.text("SET LOCAL synchronous_commit = off"))
-    record_id = open_sweep(conn, connection, now)
-    conn.commit()
-    return record_id
 
 
 def _record(engine: sa.Engine, report: SweepReport, opened: int | None = None) -> None:

@@ -13,7 +13,8 @@ so "Moved in the last hour" and the table count them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +24,8 @@ from sqlalchemy.engine import Connection
 
 from core.actors import ActorKind
 from core.audit import ADMINIUM_SCHEMA, adminium_metadata, audit
+from core.fence import LET_GO_SQL, TAKE_SQL, Fence, autocommit
+from core.set_aside import set_aside
 
 sweeps = sa.Table(
     "sweeps",
@@ -94,7 +97,7 @@ def moves_since_start(record: sa.FromClause | sa.Table = sweeps) -> sa.ScalarSel
     )
 
 
-def close_gone(connection: str) -> sa.Update:
+def close_gone(connection: str | sa.BindParameter[str]) -> sa.Update:
     """The statement closing the connection's records still running: their sweeps went
     away (the caller holds the fence). Stopped, "the worker went away", moves counted."""
     return (
@@ -104,12 +107,9 @@ def close_gone(connection: str) -> sa.Update:
     )
 
 
-def open_sweep(conn: Connection, connection: str, at: datetime) -> int:
-    """Record a sweep's minute as it starts (running, nothing counted yet); its id. The
-    connection's records of sweeps that went away are closed in the same statement."""
-    gone = close_gone(connection).returning(sweeps.c.id).cte("gone")
-    last = sa.select(sa.func.coalesce(sa.func.max(audit.c.id), 0)).scalar_subquery()
-    values = {
+def _opening(connection: Any, at: Any) -> dict[str, Any]:
+    """A sweep's record as it starts: running, nothing counted yet, from the audit's last id."""
+    return {
         "connection": connection,
         "at": at,
         "outcome": RUNNING,
@@ -120,11 +120,106 @@ def open_sweep(conn: Connection, connection: str, at: datetime) -> int:
         "left_alone": 0,
         "refused": {},
         "took_ms": 0.0,
-        "audit_from": last,
+        "audit_from": sa.select(sa.func.coalesce(sa.func.max(audit.c.id), 0)).scalar_subquery(),
     }
+
+
+def open_sweep(conn: Connection, connection: str, at: datetime) -> int:
+    """Record a sweep's minute as it starts (running, nothing counted yet); its id. The
+    connection's records of sweeps that went away are closed in the same statement."""
+    gone = close_gone(connection).returning(sweeps.c.id).cte("gone")
     # PostgreSQL runs a data-modifying WITH whether or not the statement reads it.
-    opened = sa.insert(sweeps).values(values).returning(sweeps.c.id).add_cte(gone)
+    opened = sa.insert(sweeps).values(_opening(connection, at)).returning(sweeps.c.id).add_cte(gone)
     return int(conn.execute(opened).scalar_one())
+
+
+def _unhurried() -> sa.ColumnElement[bool]:
+    """A condition that is always true and, on the way, lets its statement's transaction
+    commit without waiting for the disk (`synchronous_commit` off for that transaction
+    alone, as SET LOCAL would; nothing is left set on the session, so it holds through a
+    pooler's transaction mode).
+
+    Safe for the sweep's bookkeeping and for nothing else: the fence's row is UNLOGGED
+    (lost in a crash whatever the setting), and a sweep's record is worth no more than a
+    crash's last fraction of a second. PostgreSQL writes its log in order, so any later
+    commit that waits for the disk (every move does) takes the record there with it: a
+    crash loses an opening record only when no move followed it, and a closing one leaves
+    the record running, which the next sweep closes as `stopped` with its moves counted
+    from the audit. A move's own commit is never made so."""
+    setting = sa.func.set_config("synchronous_commit", "off", sa.true())
+    return sa.select(setting).scalar_subquery().is_not(None)
+
+
+def _open_fenced() -> sa.Select[Any]:
+    """The fence taken (`TAKE_SQL`) and, only when it was, the connection's records of
+    sweeps that went away closed and the minute's record opened: one statement, made once
+    (its values are parameters: `record_connection`, `record_at`, and the fence's)."""
+    taken = sa.text(TAKE_SQL).columns(sa.column("token")).cte("taken")
+    took = sa.select(taken.c.token).exists()
+    connection = sa.bindparam("record_connection", type_=sa.Text)
+    gone = close_gone(connection).where(took).returning(sweeps.c.id).cte("gone")
+    values = _opening(connection, sa.bindparam("record_at", type_=sweeps.c.at.type))
+    row = sa.select(
+        *(
+            value if isinstance(value, sa.ColumnElement) else sa.literal(value, sweeps.c[name].type)
+            for name, value in values.items()
+        )
+    ).where(took)
+    opened = sa.insert(sweeps).from_select(list(values), row).returning(sweeps.c.id).cte("opened")
+    # Whether the apps have rows set aside: when none, the sweep need not read them.
+    aside = sa.exists().where(set_aside.c.app.in_(sa.bindparam("record_apps", expanding=True)))
+    # Every data-modifying WITH runs, read or not; `taken` is read by the others.
+    return (
+        sa.select(sa.select(opened.c.id).scalar_subquery(), aside).where(_unhurried()).add_cte(gone)
+    )
+
+
+_OPEN_FENCED = _open_fenced()
+_CLOSE_FENCED = (
+    sa.update(sweeps)
+    .where(sweeps.c.id == sa.bindparam("record_id"), _unhurried())
+    .add_cte(sa.text(LET_GO_SQL).columns().cte("let_go"))
+)
+"""The record closed with the values given as parameters (named as its columns), and
+the fence let go of (`LET_GO_SQL`): one statement, made once."""
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A sweep's record opened with its fence taken: its id, and whether its apps had rows
+    set aside as it started (none: the sweep need not read them)."""
+
+    record_id: int
+    set_aside: bool
+
+
+def open_fenced(conn: Connection, fence: Fence, at: datetime, apps: Sequence[str]) -> Opened | None:
+    """Take the fence and record the sweep's minute as it starts, in one autocommitted
+    statement (one round trip): the record, or None when another sweep's lease runs
+    (nothing written; `fence.turned_away_by` says who). The connection's records of sweeps
+    that went away are closed by it too, only when the fence was taken."""
+    params = {
+        **fence.take_params,
+        "record_connection": fence.connection,
+        "record_at": at,
+        "record_apps": list(apps),
+    }
+
+    def take() -> Opened | None:
+        record_id, aside = conn.execute(_OPEN_FENCED, params).one()
+        return None if record_id is None else Opened(int(record_id), bool(aside))
+
+    return fence.take_with(conn, take)
+
+
+def close_fenced(conn: Connection, fence: Fence, record_id: int, values: Mapping[str, Any]) -> None:
+    """Close a sweep's record with what it did and let its fence go, in one autocommitted
+    statement (one round trip): no other sweep can take the fence while the record still
+    says running. A lease run out or taken over is left as it is."""
+    params = {**values, **fence.let_go_params, "record_id": record_id}
+    with autocommit(conn):
+        conn.execute(_CLOSE_FENCED, params)
+    fence.taken = False
 
 
 def close_sweep(conn: Connection, record_id: int, values: Mapping[str, Any]) -> None:

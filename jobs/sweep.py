@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from redis import RedisError
+from redis import Redis, RedisError
 from rq import Queue, get_current_job
 from rq.exceptions import DuplicateJobError
 from rq.job import Job
@@ -23,7 +23,7 @@ from core.sweep import SweepOutcome, SweepReport
 from services.due_hints import leave_hint
 from services.events import Publisher
 from services.storage import reading_session
-from services.sweep_ledger import mark_finished, mark_started
+from services.sweep_ledger import count_finished, mark_started
 from services.sweeps import sweep
 
 log = logging.getLogger(__name__)
@@ -117,16 +117,19 @@ def run_sweep(connection: str, minute: str | None = None) -> dict[str, Any]:
     with reading_session(control_url()) as session:
         report = sweep(session, connection, now=now, publisher=Publisher(client))
     if client is not None:
-        if not (report.dry_run or report.outcome is SweepOutcome.paused):
-            # A paused sweep moved nothing: its hint stays as it was.
-            hint = due_hint(report)
-            _tell(lambda: leave_hint(client, connection, hint))
-        seconds = time.monotonic() - started
-        moved, aside = len(report.moved), len(report.set_aside)
-        _tell(
-            lambda: mark_finished(client, connection, seconds=seconds, moved=moved, set_aside=aside)
-        )
+        _tell(lambda: _finished(client, connection, report, time.monotonic() - started))
     return summary(report)
+
+
+def _finished(client: Redis, connection: str, report: SweepReport, seconds: float) -> None:
+    """What the sweep's end writes to Redis, in one round trip: the tick's hint (a paused
+    sweep moved nothing: its hint stays as it was) and the ledger's counts."""
+    pipe = client.pipeline(transaction=False)
+    if not (report.dry_run or report.outcome is SweepOutcome.paused):
+        leave_hint(pipe, connection, due_hint(report))
+    moved, aside = len(report.moved), len(report.set_aside)
+    count_finished(pipe, connection, seconds=seconds, moved=moved, set_aside=aside)
+    pipe.execute()
 
 
 def due_hint(report: SweepReport) -> datetime | None:

@@ -158,6 +158,15 @@ def mark_finished(
     """A sweep ended: counted, with the rows it moved and set aside and how long it took
     (one round trip)."""
     pipe = client.pipeline(transaction=False)
+    count_finished(pipe, connection, seconds=seconds, moved=moved, set_aside=set_aside)
+    pipe.execute()
+
+
+def count_finished(
+    pipe: Any, connection: str, *, seconds: float, moved: int, set_aside: int
+) -> None:
+    """In a pipeline (sent with what else the sweep's end writes): a sweep ended, counted
+    with the rows it moved and set aside and how long it took."""
     pipe.hincrby(COUNTS["run"], connection, 1)
     if moved:
         pipe.hincrby(COUNTS["moved"], connection, moved)
@@ -165,7 +174,6 @@ def mark_finished(
         pipe.hincrby(COUNTS["set_aside"], connection, set_aside)
     pipe.hset(DURATION, connection, round(seconds, 4))
     _observe(pipe, "duration", seconds)
-    pipe.execute()
 
 
 def _observe(pipe: Any, histogram: str, value: float) -> None:
