@@ -6,7 +6,8 @@ venue's clock) are kept apart. Every wall time becomes an instant through
 same distance after the skip (02:30 on a spring-forward morning reads 03:30), and a
 wall time the clocks pass twice reads as the first. Every shift of an instant goes
 through `shift_instant`: days on the wall clock, hours and minutes in UTC. A zone is
-named by its IANA name (`known_zone`), and a weekday by its name in `WEEKDAYS`.
+named by its IANA name (`known_zone`), and a weekday by its name in
+`core.manifest.base.WEEKDAYS`.
 """
 
 from __future__ import annotations
@@ -18,9 +19,6 @@ from importlib import resources
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 _UTC_ZONE = ZoneInfo("UTC")
-
-WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-"""The weekday names an hours table uses, in `date.weekday()` order (Monday is 0)."""
 
 # H:MM as a person types it, HH:MM, or HH:MM:SS as a database keeps it. ASCII digits only.
 _WALL_TIME = re.compile(r"([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?")

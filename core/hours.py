@@ -7,7 +7,8 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from core.clock import WEEKDAYS, parse_wall_time, wall_to_instant
+from core.clock import parse_wall_time, wall_to_instant
+from core.manifest.base import WEEKDAYS
 from core.manifest.refs import HoursRef
 
 EDGES = ("opens", "closes")

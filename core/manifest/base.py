@@ -10,6 +10,9 @@ from pydantic_core import PydanticCustomError
 NAME_PATTERN = r"^[a-z_][a-z0-9_]*$"
 WALL_TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+"""The weekday names an hours table uses, in `date.weekday()` order (Monday is 0)."""
+
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN, max_length=63)]
 """A table, column, state or role name: lower-case SQL identifier."""
 

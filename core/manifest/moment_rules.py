@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.clock import WEEKDAYS
+from core.manifest.base import WEEKDAYS
 from core.manifest.lookup import (
     MOMENT_TYPES,
     WALL_TIME_LENGTH,

@@ -8,7 +8,6 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from core.clock import (
-    WEEKDAYS,
     UnknownZone,
     known_zone,
     parse_wall_time,
@@ -17,6 +16,7 @@ from core.clock import (
     venue_zone,
     wall_to_instant,
 )
+from core.manifest.base import WEEKDAYS
 
 LONDON = venue_zone("Europe/London")
 BERLIN = venue_zone("Europe/Berlin")
