@@ -14,8 +14,11 @@
   each on its own database (more than ADMINIUM_WARM_ENGINES: cold, every sweep meets a
   database it is not connected to), and a bare psycopg loop in this process that connects
   to each of those 24 databases, runs one query and closes (the floor of visiting a
-  database one is not connected to). Per pass: ms a job (first start to last end, over the
-  jobs), each sweep's ratio to the empty job and the cold one's to the bare loop.
+  database one is not connected to), and the same loop reading once each table an idle
+  sweep visits (`IDLE_READS`: a new server session opens each table for the first time).
+  Per pass: ms a job (first start to last end, over the jobs), each sweep's ratio to the
+  empty job, the cold one's to both bare loops, and the cold job's floor (the empty job
+  plus the bare loop's reads) to the bare loop.
   `--profile shared|own` runs the same jobs in a SweepWorker in this process under
   cProfile and prints where the time goes.
 
@@ -296,13 +299,29 @@ def drained(queue: Any, ids: list[str], deadline: float) -> list[Any]:
     return [j for j in Job.fetch_many(ids, connection=queue.connection) if j is not None]
 
 
-def bare_visits(urls: list[str], count: int) -> float:
-    """Milliseconds a visit of a bare psycopg loop: connect, one query, close."""
+def bare_visits(urls: list[str], count: int, reads: tuple[str, ...] = ("SELECT 1",)) -> float:
+    """Milliseconds a visit of a bare psycopg loop: connect, the `reads` (one query by
+    default), close."""
     start = time.perf_counter()
     for index in range(count):
         with psycopg.connect(urls[index % len(urls)], autocommit=True) as conn:
-            conn.execute("SELECT 1").fetchone()
+            for read in reads:
+                conn.execute(read).fetchall()
     return (time.perf_counter() - start) * 1000 / count
+
+
+IDLE_READS = (
+    "SELECT until FROM adminium.fences WHERE connection = 'o00'",
+    "SELECT id FROM adminium.sweeps WHERE connection = 'o00' AND outcome = 'running'",
+    "SELECT coalesce(max(id), 0) FROM adminium.audit",
+    "SELECT EXISTS (SELECT FROM adminium.set_aside WHERE app = 'shop')",
+    "SELECT id, sweep_on FROM public.settings",
+    "SELECT id, status, due_at FROM public.orders WHERE status = 'placed'"
+    " AND due_at <= now() ORDER BY due_at, id LIMIT 500",
+)
+"""One read of each table an idle sweep of the shop must visit (the fence, the sweep's
+records, the audit's last id, the set-aside records, the settings, the due rows): a new
+server session opens each for the first time, the cold sweep's floor beside the connect."""
 
 
 def bench_jobs(server: str, passes: int, count: int) -> None:
@@ -346,7 +365,7 @@ def bench_jobs(server: str, passes: int, count: int) -> None:
                     inside: dict[str, list[float]] = {k: [] for k in KINDS}
                     done: dict[str, int] = dict.fromkeys(KINDS, 0)
                     failed: dict[str, int] = dict.fromkeys(KINDS, 0)
-                    bare = 0.0
+                    bare = bare_reads = 0.0
                     # Turn about in small batches, so the machine's other load falls on
                     # every kind alike.
                     for turn in range(ROUNDS):
@@ -369,6 +388,7 @@ def bench_jobs(server: str, passes: int, count: int) -> None:
                             ]
                             done[kind] += len(ended)
                         bare += bare_visits(world.own, count // ROUNDS) / ROUNDS
+                        bare_reads += bare_visits(world.own, count // ROUNDS, IDLE_READS) / ROUNDS
                     for kind in KINDS:
                         figures[f"{kind}_ms"] = round(spans[kind] * 1000 / done[kind], 2)
                         figures[f"{kind}_inside_ms_p50"] = round(
@@ -376,6 +396,7 @@ def bench_jobs(server: str, passes: int, count: int) -> None:
                         )
                         figures[f"{kind}_failed"] = failed[kind]
                     figures["bare_psycopg_ms"] = round(bare, 2)
+                    figures["bare_idle_reads_ms"] = round(bare_reads, 2)
                     empty = figures["empty_ms"]
                     figures["shared_per_worker_minute"] = int(60_000 / figures["shared_ms"])
                     figures["own_per_worker_minute"] = int(60_000 / figures["own_ms"])
@@ -383,6 +404,14 @@ def bench_jobs(server: str, passes: int, count: int) -> None:
                     figures["own_to_empty"] = round(figures["own_ms"] / empty, 2)
                     figures["own_to_bare"] = round(
                         figures["own_ms"] / figures["bare_psycopg_ms"], 2
+                    )
+                    figures["own_to_bare_idle_reads"] = round(
+                        figures["own_ms"] / figures["bare_idle_reads_ms"], 2
+                    )
+                    # The floor of a cold sweep job: RQ's own bookkeeping and the bare
+                    # visit of the tables it reads, beside the bare loop.
+                    figures["own_floor_to_bare"] = round(
+                        (empty + figures["bare_idle_reads_ms"]) / figures["bare_psycopg_ms"], 2
                     )
                     figures["goal_to_empty"] = 2.0
                     figures["goal_own_to_bare"] = 2.0

@@ -1,0 +1,112 @@
+"""An idle sweep's bookkeeping is a statement at each end: the fence taken with the minute's
+record opened, then the record closed with the fence let go of, each autocommitted; its
+reads are autocommitted too, and nothing it sets outlives its own transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from psycopg.pq import TransactionStatus
+
+from core.fence import Fence
+from core.sweep import SweepOutcome
+from tests.integration.sweep_fixtures import Shop
+from tests.integration.test_sweep_races import NOW, VIP_CONSTRAINT
+
+IDLE = TransactionStatus.IDLE
+
+
+@contextmanager
+def sent(engine: sa.Engine) -> Iterator[list[str]]:
+    """Every statement, BEGIN, COMMIT and ROLLBACK the engine sends while it runs."""
+    seen: list[str] = []
+
+    def statement(conn: Any, cursor: Any, text: str, *args: Any) -> None:
+        seen.append(" ".join(text.split())[:60])
+
+    def driver(conn: Any) -> Any:
+        return conn.connection.driver_connection
+
+    def began(conn: Any) -> None:
+        if not driver(conn).autocommit:  # sent with the next statement
+            seen.append("BEGIN")
+
+    def committed(conn: Any) -> None:
+        if driver(conn).info.transaction_status != IDLE:
+            seen.append("COMMIT")
+
+    def rolled_back(conn: Any) -> None:
+        if driver(conn).info.transaction_status != IDLE:
+            seen.append("ROLLBACK")
+
+    events = {
+        "before_cursor_execute": statement,
+        "begin": began,
+        "commit": committed,
+        "rollback": rolled_back,
+    }
+    for name, listener in events.items():
+        sa.event.listen(engine, name, listener)
+    try:
+        yield seen
+    finally:
+        for name, listener in events.items():
+            sa.event.remove(engine, name, listener)
+
+
+def test_an_idle_sweep_sends_five_statements_and_no_transaction_of_its_own(shop: Shop) -> None:
+    shop.order(NOW + timedelta(hours=2))  # placed for later: nothing due
+    shop.sweep(NOW - timedelta(minutes=1))  # a first sweep: pools, statements warm
+    with sent(shop.engine) as seen:
+        report = shop.sweep(NOW)
+    assert report.outcome is SweepOutcome.done
+    assert report.next_due == NOW + timedelta(hours=2)
+    # Fence and record; settings; due rows; next due moment; record and fence.
+    assert len(seen) == 5, seen
+    assert seen[0].startswith("WITH taken AS")
+    assert seen[-1].startswith("WITH let_go AS")
+    assert not {"BEGIN", "COMMIT", "ROLLBACK"} & set(seen)
+    last = shop.sweeps()[-1]
+    assert (last["outcome"], last["at"], last["moved"]) == ("done", NOW, 0)
+    # The fence was let go of with the record closed: the next sweep takes it at once.
+    with shop.engine.connect() as conn:
+        assert Fence("shop", deadline=50.0).acquire(conn)
+
+
+def test_a_sweep_with_rows_set_aside_reads_them(shop: Shop) -> None:
+    shop.sql(VIP_CONSTRAINT)
+    aside = shop.order(NOW - timedelta(minutes=5), note="vip")
+    first = shop.sweep(NOW)
+    assert [r.due.key for r in first.set_aside] == [aside]
+    second = shop.sweep(NOW + timedelta(minutes=1))
+    # Its record read: the row is passed by within its hour, not tried (and refused) again.
+    assert [d.key for d in second.passed_by] == [aside]
+    assert (second.moved, second.set_aside) == ((), ())
+
+
+def test_a_sweep_leaves_its_session_as_it_found_it(shop: Shop) -> None:
+    shop.order(NOW - timedelta(minutes=5))
+    report = shop.sweep(NOW)
+    assert len(report.moved) == 1
+    # Its bookkeeping commits without waiting for the disk within its own transactions
+    # only: a pooler's next client on this session finds the server's setting.
+    with shop.engine.connect() as conn:
+        assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
+        assert conn.get_isolation_level() != "AUTOCOMMIT"
+
+
+def test_a_sweep_turned_away_opens_no_record(shop: Shop) -> None:
+    shop.order(NOW - timedelta(minutes=5))
+    with shop.engine.connect() as conn:
+        holder = Fence("shop", deadline=50.0, holder="worker elsewhere:1")
+        assert holder.acquire(conn)
+        report = shop.sweep(NOW)
+        holder.release(conn)
+    assert report.outcome is SweepOutcome.fenced
+    assert report.error is not None and "worker elsewhere:1" in report.error
+    assert [r["outcome"] for r in shop.sweeps()] == ["fenced"]
+    assert shop.sweep(NOW).outcome is SweepOutcome.done
