@@ -14,7 +14,10 @@ Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/p
      or --due-first: as --punctual (no drains), the processes started a minute early so
      that minute's sweeps leave their due hints; the watched minute once with the hints
      deleted just before its tick (the order as before: served longest ago first) and once
-     with them (due first), turn about, twice. Goal: lag p95 <= 5 s with the hints.
+     with them (due first), turn about, twice. Goal: lag p95 <= 5 s with the hints. With
+     --baseline DIR (a checkout of earlier code), that code's processes with the hints
+     instead of this code without them, turn about with this code's. Each watched minute
+     also says when the due sweeps reached the queue, started and ended (due_*_s).
      or --throughput N: K = 1 and 2 workers started as the Procfile does, then four
      minutes of N idle connections' sweeps, each enqueued at once by the tick's own enqueue
      once the one before has drained: per pass, jobs per second from the first job started
@@ -77,11 +80,16 @@ def percentile(values: list[float], share: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 3)
 
 
-def start(commands: list[str], env: dict[str, str]) -> list[subprocess.Popen[bytes]]:
+def start(
+    commands: list[str], env: dict[str, str], code: Path = ROOT
+) -> list[subprocess.Popen[bytes]]:
+    """The commands in their own sessions, on the code in `code` (its folder first on the
+    path: an editable install of another checkout would otherwise serve `rq worker`)."""
+    env = {**env, "PYTHONPATH": str(code)}
     return [
         subprocess.Popen(
             ["/bin/sh", "-c", command],
-            cwd=ROOT,
+            cwd=code,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -127,6 +135,7 @@ def run(
     mail: bool = False,
     before: bool = False,
     hints: bool = True,
+    code: Path = ROOT,
 ) -> dict[str, object]:
     """One watched minute. With `before`, the processes start a minute earlier, so the
     minute before it is swept too (the sweeps leave their due hints); without `hints`,
@@ -151,7 +160,7 @@ def run(
         }
         lead = LEAD + (60 if before else 0)
         time.sleep(max(0.0, (minute - datetime.now(UTC)).total_seconds() - lead))
-        processes = start([procfile["clock"]] + [procfile["worker"]] * workers, env)
+        processes = start([procfile["clock"]] + [procfile["worker"]] * workers, env, code)
         try:
             if not hints:
                 time.sleep(max(0.0, (minute - datetime.now(UTC)).total_seconds() - 1.5))
@@ -188,6 +197,7 @@ def run(
         "connections": size,
         "workers": workers,
         "due_hints": hints,
+        "code": "baseline" if code != ROOT else "this",
         "mail_drains": mail,
         "due_each": due,
         "due_spread": spread,
@@ -522,15 +532,30 @@ def main() -> None:
     parser.add_argument("--tick", type=int, default=0, metavar="N")
     parser.add_argument("--own", type=int, default=0, metavar="N")
     parser.add_argument("--due-first", action="store_true")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="with --due-first: a checkout of the code to compare with (git worktree add DIR "
+        "REV): its processes with the hints, turn about with this code's, instead of this "
+        "code without the hints",
+    )
     options = parser.parse_args()
     if options.due_first:
         world = World(server_url(), 1000)
         try:
             world.install()
             workers = advised_workers(1000, 300)
+            turns: list[tuple[bool, Path]] = (
+                [(True, options.baseline.resolve()), (True, ROOT)]
+                if options.baseline
+                else [(False, ROOT), (True, ROOT)]
+            )
             for _ in range(2):
-                for hints in (False, True):
-                    found = run(world, 1000, workers, 0, spread=300, before=True, hints=hints)
+                for hints, code in turns:
+                    found = run(
+                        world, 1000, workers, 0, spread=300, before=True, hints=hints, code=code
+                    )
                     print(json.dumps({"mode": "due-first", **found, "goal_p95_s": 5.0}), flush=True)
         finally:
             world.drop()
