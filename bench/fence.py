@@ -67,6 +67,30 @@ class LegacyFence:
         self.turned_away_by = None
         self._session = None
         self._backend = None
+        # The sweep takes its lease's row with its record: a lease of 0 s turns nobody
+        # away, so the advisory lock alone fences.
+        self.take_params = {"fence_connection": connection, "holder": "legacy",
+                            "token": "legacy", "lease": 0.0, "deadline": 0.0}
+        self.let_go_params = {"fence_connection": connection, "token": "legacy"}
+
+    @property
+    def taken(self) -> bool:
+        return self._session is not None
+
+    @taken.setter
+    def taken(self, value: bool) -> None:
+        if not value:
+            self.release(None)
+
+    def take_with(self, conn: Connection, take):
+        if not self.acquire(conn):
+            return None
+        conn.execution_options(isolation_level="AUTOCOMMIT")
+        try:
+            return take()
+        finally:
+            conn.commit()
+            conn.execution_options(isolation_level=conn.default_isolation_level)
 
     def acquire(self, conn: Connection) -> bool:
         session = conn.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
