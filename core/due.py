@@ -344,7 +344,7 @@ class HoldSource:
 
     def paid(self, table: sa.Table) -> Any:
         """Rows with something to give back: a posting's amount above 0, from an account."""
-        # A literal 0, as the partial index `core.store.hold_indexes` is written with.
+        # A literal 0, as the partial index `core.store_schema.hold_indexes` is written with.
         return sa.or_(
             *(
                 sa.and_(table.c[amount] > sa.literal_column("0"), table.c[via].is_not(None))

@@ -31,7 +31,7 @@ STALLED_AFTER = SWEEP_EVERY + timedelta(minutes=1)
 its wait in the queue (at thousands of connections one may start late in its minute after
 starting early in the one before). So a stall is said a minute after the first sweep that
 did not come (the live screens check every 15 s); it was two and a half minutes after the
-last one, 153-162 s after a worker was killed (issue 21)."""
+last one, 153-162 s after a worker was killed."""
 ENDED_BY = timedelta(seconds=60)
 """A sweep stops moving at its 50 s deadline and its job is stopped at 58 s: a record still
 running this long after it started belongs to a sweep that went away."""

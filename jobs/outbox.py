@@ -19,11 +19,11 @@ from sqlalchemy.orm import Session
 
 from services.events import Publisher
 from services.outbox import (
-    SmtpConfig,
     connections_with_outbox,
     drain_connection,
     enqueue_drain,
 )
+from services.smtp import SmtpConfig
 from services.storage import open_session
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,6 @@
-"""The indexes an app wants (its timed moves', its reminders': `core.store.timed_indexes`) made
-in a database that already holds its tables, without stopping the venue's writers.
+"""The indexes an app wants (its timed moves', its reminders':
+`core.store_schema.timed_indexes`) made in a database that already holds its tables,
+without stopping the venue's writers.
 
 `adminium run` calls `make_indexes` for every app as it starts, so an app saved before a
 newer version wanted another index (the reminders' moment column) gets it. Each missing

@@ -34,9 +34,7 @@ from services.connections import get_connection, list_connections
 from services.errors import NotFound
 from services.events import Publisher, events_channel
 from services.sending import DEADLINE, Drained, DrainJob, Dropped, Refused
-from services.sending import RETRY_WAITS as RETRY_WAITS
-from services.smtp import SmtpConfig as SmtpConfig
-from services.smtp import SmtpSession, build_message, reply_text
+from services.smtp import SmtpConfig, SmtpSession, build_message, reply_text
 from services.storage import connection_engine
 from services.sweep_ledger import QUEUE
 

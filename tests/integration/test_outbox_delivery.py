@@ -16,7 +16,8 @@ from core.actors import Actor
 from core.store import make_engine
 from core.write_request import WriteRequest
 from core.writes import change_row
-from services.outbox import RETRY_WAITS, drain, send_again
+from services.outbox import drain, send_again
+from services.sending import RETRY_WAITS
 from services.smtp import SmtpConfig
 from tests.integration.outbox_fixtures import mail_shop_manifest, outbox_rows, smtp_server
 from tests.integration.pipeline_fixtures import at
