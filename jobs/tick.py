@@ -151,7 +151,8 @@ def enqueue_sweeps() -> int:
     with open_session(control_url()) as session:
         names = connections_with_minute_work(session)
     # The drains wait as long as the sweeps may (a full wait when the tick is late).
-    ttl = wait_left(minute, now) if wait_left(minute, now) > 0 else WAIT_SECONDS
+    ttl = wait_left(minute, now)
+    ttl = ttl if ttl > 0 else WAIT_SECONDS
     count = enqueue_minute(queue, names, minute, now, after=[drains_data(minute, ttl)])
     log.info("minute %s: %s of %s sweeps enqueued", f"{minute:%H:%M}Z", count, len(names))
     return count
