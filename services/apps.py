@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import URL, bindparam, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -150,8 +150,24 @@ class _Warm:
     store: Store | None
 
 
-WARM: LeastRecent[tuple[str, int], _Warm] = LeastRecent(WARM_APPS)
-"""This process's apps as its sweeps last read them, by (control plane, app id)."""
+WARM: LeastRecent[tuple[URL, int], _Warm] = LeastRecent(WARM_APPS)
+"""This process's apps as its sweeps last read them, by (control plane's URL, app id)."""
+
+_CONNECTIONS, _APPS = Connection.__table__.c, App.__table__.c
+_SWEPT = (
+    select(_CONNECTIONS.paused, _CONNECTIONS.url, _CONNECTIONS.zone, _APPS.id, _APPS.updated_at)
+    .select_from(
+        Connection.__table__.outerjoin(App.__table__, _APPS.connection_id == _CONNECTIONS.id)
+    )
+    .where(_CONNECTIONS.name == bindparam("name"))
+    .order_by(_APPS.id)
+)
+"""A connection's pause, URL and zone, and each of its apps' id and `updated_at` (one row
+with no app when it has none): built once, its compiled form cached by the engine."""
+_SAVED = select(_APPS.id, _APPS.updated_at, _APPS.manifest).where(
+    _APPS.id.in_(bindparam("ids", expanding=True))
+)
+"""The saved manifests of the apps named (those a sweep has not parsed as they are)."""
 
 
 def swept_apps(session: Session, name: str) -> SweptApps:
@@ -161,16 +177,12 @@ def swept_apps(session: Session, name: str) -> SweptApps:
     zone changed since this process last swept it."""
     if text_fault(name):
         raise NotFound(f"no connection named {name!r}", {"connection": name})
-    query = (
-        select(Connection.paused, Connection.url, Connection.zone, App.id, App.updated_at)
-        .outerjoin(App, App.connection_id == Connection.id)
-        .where(Connection.name == name)
-        .order_by(App.id)
-    )
-    rows = session.execute(query).all()
+    # A Core statement on the session's connection: no ORM layer around its one round trip.
+    reading = session.connection()
+    rows = reading.execute(_SWEPT, {"name": name}).all()
     if not rows:
         raise NotFound(f"no connection named {name!r}", {"connection": name})
-    plane = session.get_bind().url.render_as_string(hide_password=False)
+    plane = reading.engine.url
     paused, url, zone = bool(rows[0][0]), str(rows[0][1]), rows[0][2] or DEFAULT_ZONE
     engine = engine_for(url)
     apps: dict[int, _Warm | None] = {}
@@ -183,13 +195,12 @@ def swept_apps(session: Session, name: str) -> SweptApps:
         apps[app_id] = warm if same else None
     stale = [app_id for app_id, warm in apps.items() if warm is None]
     if stale:
-        saved = select(App.id, App.updated_at, App.manifest).where(App.id.in_(stale))
-        for app_id, updated_at, manifest in session.execute(saved):
+        for app_id, updated_at, manifest in reading.execute(_SAVED, {"ids": stale}):
             model = load_app(manifest)
             work = has_minute_work(model)
             store = Store(engine, model, ZoneInfo(zone), connection=name) if work else None
-            apps[app_id] = _Warm(updated_at, url, zone, store)
-            WARM.put((plane, app_id), apps[app_id])
+            apps[app_id] = read = _Warm(updated_at, url, zone, store)
+            WARM.put((plane, app_id), read)
     stores: list[Store] = []
     for app_id, warm in apps.items():
         if warm is None or warm.store is None:
