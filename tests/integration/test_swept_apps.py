@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from core.manifest.model import load_app
 from services import apps
@@ -143,3 +144,35 @@ def test_a_connection_with_no_app_has_nothing_to_sweep(
     with open_session(control) as session:
         add_connection(session, "empty", make_database(), None)
     assert read(control, "empty") == SweptApps(False, [])
+
+
+def test_a_warm_read_is_one_statement_and_a_saved_app_adds_one_for_it_alone(
+    control: str, venue: str
+) -> None:
+    sent: list[tuple[str, Any]] = []
+
+    def count(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        sent.append((statement, params))
+
+    read(control, venue)  # parsed once
+    engine = engine_for(control)
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        read(control, venue)
+        assert len(sent) == 1  # the connection and its apps' ids and updated_at, in one
+        timed = {**SHOP["tables"]["orders"]["states"]["timed"][0], "to": "done"}
+        orders = {**SHOP["tables"]["orders"]}
+        orders["states"] = {**orders["states"], "timed": [timed]}
+        with open_session(control) as session:
+            bar = add_app(
+                session, venue, {**BAR, "tables": {**BAR["tables"], "orders": orders}}, replace=True
+            )
+            bar_id = bar.id
+        sent.clear()
+        found = read(control, venue)
+        assert len(sent) == 2  # and the saved manifest of the bar alone
+        assert "manifest" in sent[1][0] and list(sent[1][1].values()) == [bar_id]
+        bar_store = next(s for s in found.stores if s.app.name == "bar")
+        assert bar_store.app.tables["orders"].states.timed[0].to == "done"  # type: ignore[union-attr]
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
