@@ -4,9 +4,12 @@ over its cap (8190 bytes: `--limit-request-line`) answers as the API does on its
 Gunicorn refuses such a line while parsing it, before the app sees anything, with an HTML
 414. The app answers every URL up to that cap itself (414 `REQUEST_TOO_LARGE` past 4 KB,
 `web.errors.URL_MAX`); past it, this worker answers the same JSON when the request line
-starts with a path of the REST API (`/api/`) or the public API (`/public/`), read without
-consuming it (MSG_PEEK) as the connection opens. A later request on a kept-alive
-connection, or any other path, gets gunicorn's own answer.
+starts with a path of the REST API (`/api/`) or the public API (`/public/`); any other path
+gets gunicorn's own answer. How each request line starts is read without consuming it,
+before gunicorn parses it: the first as the connection opens (MSG_PEEK), each later one on
+a kept-alive connection once the request before it has been answered and the rest of its
+body read (as gunicorn reads it next), from what gunicorn's reader holds already (a
+pipelined request) and else from the socket. Both waits are gunicorn's keepalive seconds.
 
 This module imports no part of the web app (gunicorn's arbiter imports the worker class
 before the worker patches the standard library for gevent).
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import gevent
@@ -62,6 +66,11 @@ def answer(body: dict[str, Any]) -> bytes:
     return head.encode("latin-1") + data
 
 
+def _upgrades(req: Any) -> bool:
+    """Whether a request asked to upgrade (a websocket): no later HTTP request follows it."""
+    return any(name == "UPGRADE" for name, _ in req.headers)
+
+
 class WebWorker(GeventWorker):  # type: ignore[misc]
     """Gunicorn's gevent worker; a request line over the cap on the APIs' paths gets JSON."""
 
@@ -72,26 +81,52 @@ class WebWorker(GeventWorker):  # type: ignore[misc]
     def handle(self, listener: Any, client: Any, addr: Any) -> None:
         """Note how the connection's first request line starts, then serve it as gunicorn does."""
         client.setblocking(1)
-        self.starts[id(client)] = self._peek(client)
+        # Nothing within keepalive seconds: nothing; gunicorn's own wait then applies.
+        self.starts[id(client)] = self._within_keepalive(lambda: self._peek(client)) or b""
         try:
             super().handle(listener, client, addr)
         finally:
             self.starts.pop(id(client), None)
 
-    def _peek(self, client: Any) -> bytes:
-        """The first bytes the client sent, left unread (nothing within keepalive seconds:
-        nothing; gunicorn's own wait for the request then applies as before)."""
-        try:
-            with gevent.Timeout(max(self.cfg.keepalive, 1), False):
-                return bytes(client.recv(PEEK_BYTES, socket.MSG_PEEK))
-        except (OSError, ValueError):  # reset, closed, or a socket that cannot peek
-            pass
-        return b""
-
-    def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> Any:
-        """A request served: a later refusal on this connection is no longer its first."""
+    def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> None:
+        """Serve a request as gunicorn does; then note how the next request on the kept-alive
+        connection starts (gunicorn's keep-alive loop parses it next)."""
         self.starts[id(sock)] = b""
-        return super().handle_request(listener_name, req, sock, addr)
+        super().handle_request(listener_name, req, sock, addr)  # StopIteration: it closes
+        if req.should_close() or _upgrades(req) or getattr(req.body, "failed", False):
+            return  # gunicorn parses no later request on this connection
+        start = self._within_keepalive(lambda: self._next_start(req, sock))
+        if start is None:
+            # Nothing came within keepalive seconds: closed now, as gunicorn's own wait for
+            # the next request would close it, rather than after waiting as long again.
+            raise StopIteration()
+        self.starts[id(sock)] = start
+
+    def _within_keepalive(self, read: Callable[[], bytes]) -> bytes | None:
+        """What `read` returns within keepalive seconds (gunicorn's wait for a request), or
+        None."""
+        with gevent.Timeout(max(self.cfg.keepalive, 1), False):
+            return read()
+        return None
+
+    def _next_start(self, req: Any, sock: Any) -> bytes:
+        """How the request after `req` starts: the rest of `req`'s body read first, as
+        gunicorn does before parsing the next; then what its reader holds already,
+        completed from the socket while the line has not ended there."""
+        if req.body is not None:
+            while req.body.read(8192):
+                pass
+        held = bytes(req.unreader.buf.getvalue()[:PEEK_BYTES])
+        if b"\r\n" in held or len(held) == PEEK_BYTES:
+            return held
+        return held + self._peek(sock, PEEK_BYTES - len(held))
+
+    def _peek(self, client: Any, size: int = PEEK_BYTES) -> bytes:
+        """The next bytes the client sent, left unread (b"" when it closed or reset)."""
+        try:
+            return bytes(client.recv(size, socket.MSG_PEEK))
+        except (OSError, ValueError):  # reset, closed, or a socket that cannot peek
+            return b""
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
         """A request line over the cap on the APIs' paths: their JSON 414; else gunicorn's."""
