@@ -21,9 +21,13 @@
   plus the bare loop's reads) to the bare loop.
   `--profile shared|own` runs the same jobs in a SweepWorker in this process under
   cProfile and prints where the time goes.
+- read (`--read`): a sweep job's read of the control plane (`services.apps.swept_apps` in
+  the job's autocommitted session, its apps warm), ms a read, against the same read
+  through the ORM (the statement built and run by the session, as it once was), turn
+  about in one run.
 
 Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/sweep.py
-     [--jobs [--passes 3] [--count 400] | --profile shared|own]
+     [--jobs [--passes 3] [--count 400] | --profile shared|own | --read [--passes 3]]
 """
 
 from __future__ import annotations
@@ -467,11 +471,56 @@ def profile_jobs(server: str, kind: str, count: int) -> None:
         world.drop()
 
 
+def bench_read(server: str, passes: int, count: int) -> None:
+    """The control-plane read of a warm sweep job, against the same read through the ORM."""
+    from sqlalchemy import select
+
+    from services.apps import swept_apps
+    from services.models import App, Connection
+    from services.storage import ENGINES, reading_session
+
+    def orm_read(session: Any, name: str) -> None:
+        query = (
+            select(Connection.paused, Connection.url, Connection.zone, App.id, App.updated_at)
+            .outerjoin(App, App.connection_id == Connection.id)
+            .where(Connection.name == name)
+            .order_by(App.id)
+        )
+        session.execute(query).all()
+        session.get_bind().url.render_as_string(hide_password=False)
+
+    def timed(read: Callable[[Any, str], Any]) -> float:
+        start = time.perf_counter()
+        for i in range(count):
+            with reading_session(world.control) as session:
+                read(session, f"s{i % SHARED:02d}")
+                session.rollback()
+        return (time.perf_counter() - start) * 1000 / count
+
+    world = JobsWorld(server)
+    try:
+        world.install()
+        timed(swept_apps), timed(orm_read)  # warm: apps parsed, statements compiled
+        for n in range(1, passes + 1):
+            core, orm = timed(swept_apps), timed(orm_read)
+            emit(
+                bench="read",
+                **{"pass": n},
+                swept_apps_ms=round(core, 3),
+                orm_read_ms=round(orm, 3),
+                swept_apps_to_orm_read=round(core / orm, 2),
+            )
+    finally:
+        ENGINES.clear()
+        world.drop()
+
+
 def main() -> None:
     import argparse
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", action="store_true")
+    parser.add_argument("--read", action="store_true")
     parser.add_argument("--profile", choices=("shared", "own", "empty"))
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--count", type=int, default=400)
@@ -479,6 +528,9 @@ def main() -> None:
     server = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
     if options.jobs:
         bench_jobs(server, options.passes, options.count)
+        return
+    if options.read:
+        bench_read(server, options.passes, options.count * 5)
         return
     if options.profile:
         profile_jobs(server, options.profile, options.count)
