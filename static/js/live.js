@@ -1,5 +1,11 @@
 // Marks the page live or reconnecting as htmx's ws extension opens and loses its socket.
-document.addEventListener("htmx:wsOpen", () => { document.body.dataset.live = "open"; });
+// A socket that opens starts with no word from its server: the banner it may push (Redis
+// does not answer, templates/screens/_live_banner.html) is the server's to say again.
+document.addEventListener("htmx:wsOpen", () => {
+  document.body.dataset.live = "open";
+  const banner = document.getElementById("live-banner");
+  if (banner) { banner.replaceChildren(); }
+});
 document.addEventListener("htmx:wsClose", () => { document.body.dataset.live = "reconnecting"; });
 
 // Signed out (here or in another tab): the server says so, then closes the socket with 4401,

@@ -4,10 +4,13 @@ A screen opens `/live?screen=…` (htmx's ws extension). The hub's thread listen
 connection's row events on Redis and, for each open screen that shows the changed row,
 renders the screen's own partials as out-of-band swaps and queues them to its socket.
 Pub/sub keeps nothing while a screen is away, so each screen refetches its state when its
-socket (re)opens. When Redis fails, every socket is closed with 1011, a code the ws
-extension reconnects on; a handshake is refused (503, which the extension retries) until
-the hub has subscribed again, so a screen opens, says "live" and refetches only when no
-change can slip by unpushed. A handshake must come from a page of this host (Origin).
+socket (re)opens. When Redis fails, every open screen is told at once ("Redis does not
+answer", a banner, and its header's clock state), its socket kept open; once the hub has
+subscribed again the banner is emptied and the socket closed with 1011, a code the ws
+extension reconnects on, so the screen refetches what it may have missed. A handshake is
+refused (503, which the extension retries) until the hub has subscribed, so a screen opens,
+says "live" and refetches only when no change can slip by unpushed. A handshake must come
+from a page of this host (Origin).
 
 The hub also watches the clock: every few seconds it reads the sweep health of each
 connection an open screen shows and pushes the stalled banner when it changes. A web

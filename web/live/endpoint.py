@@ -125,6 +125,7 @@ def _refuse_signed_out() -> tuple[str, int] | None:
         # it. Refused, the ws extension tries again (1006) until the hub has subscribed.
         log.info("live socket refused: not subscribed to Redis")
         return "live events are not available yet; retrying", 503
+    g.live_losses = hub().losses  # lost again before the socket is added: it is told
     return None
 
 
@@ -162,7 +163,7 @@ def connect(ws: Any) -> None:
             ws.send(SIGNED_OUT_MESSAGE)
             ws.close(reason=SIGNED_OUT, message="signed out")
         return
-    number, inbox = hub().register(g.live_screen)
+    number, inbox = hub().register(g.live_screen, g.live_losses)
     # The handshake's checks read the control plane; a socket lives for hours, so its
     # connection goes back to the pool now rather than at teardown (else the pool's 15
     # connections capped a process at 15 open screens and starved every page after).

@@ -3,7 +3,10 @@
 Its thread listens to every connection's row events and, for each open screen that shows a
 changed row, renders the screen's partials once and queues them to the screen's sockets;
 a second thread watches each shown connection's sweep health (the stalled banner). When
-Redis fails every socket is asked to close, and the hub subscribes again.
+Redis fails every open screen is told at once, in words on the page ("Redis does not
+answer", `templates/screens/_live_banner.html`), its socket kept open, and the hub tries to
+subscribe again; once it has, each of those screens has the words taken away and its socket
+closed with 1011, so it reopens and fetches what it may have missed.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 import redis
-from flask import Flask, current_app
+from flask import Flask, current_app, render_template
 
 from services import redis_client
 from services.connections import get_connection
@@ -62,6 +65,10 @@ class Hub:
         self.stalls: dict[str, int | None] = {}
         self.pending: list[Mapping[str, Any]] = []
         self.pending_since = 0.0
+        self.redis_down = False
+        """Whether the screens were told that Redis does not answer (under `lock`)."""
+        self.losses = 0
+        """How many times the subscription has lost Redis (under `lock`)."""
 
     def start(self, wait: float = 2.0) -> bool:
         """Listen to Redis from the first socket on; whether the subscription holds."""
@@ -83,12 +90,19 @@ class Hub:
             if thread is not None:
                 thread.join(wait)
 
-    def register(self, screen: Screen) -> tuple[int, queue.Queue[object]]:
-        """Add an open socket."""
+    def register(
+        self, screen: Screen, losses: int | None = None
+    ) -> tuple[int, queue.Queue[object]]:
+        """Add an open socket whose handshake saw the subscription hold after `losses` losses
+        of Redis: told at once if it has been lost since (and reopened if it is back)."""
         inbox: queue.Queue[object] = queue.Queue()
         with self.lock:
             number = id(inbox)
             self.sockets[number] = (screen, inbox)
+            if self.redis_down:
+                inbox.put(self.banner(down=True))
+            elif losses is not None and losses != self.losses:
+                inbox.put(_CLOSE)  # lost and back before it was added: its refetch may be old
         return number, inbox
 
     def unregister(self, number: int) -> None:
@@ -97,7 +111,8 @@ class Hub:
             self.sockets.pop(number, None)
 
     def listen(self) -> None:
-        """Subscribe to every connection's events; on a Redis failure close every socket."""
+        """Subscribe to every connection's events; on a Redis failure tell every screen so,
+        and try again until Redis answers."""
         failures = 0
         while True:
             try:
@@ -112,7 +127,7 @@ class Hub:
                 log.warning(
                     "live events lost: Redis failed: %s: %s", error.__class__.__name__, error
                 )
-                self.close_all()
+                self.tell_redis_down()
                 time.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
                 failures += 1
 
@@ -132,12 +147,15 @@ class Hub:
                     # so sockets may open (and their screens refetch).
                     self.subscribed.set()
                     log.info("live events: subscribed to %s*", CHANNEL_PREFIX)
+                    if self.redis_down:
+                        self.push_clock_states()  # before the screens reopen (their header)
+                        self.tell_redis_answers()
                 elif message["type"] == "pmessage":
                     self.deliver(message["data"])
                 if self.pending and time.monotonic() - self.pending_since >= coalesce:
                     self.flush()
         finally:
-            self.pending = []  # a failed subscription closes every socket: they refetch
+            self.pending = []  # lost with Redis: the screens told refetch when it answers
             pubsub.close()
             client.close()
 
@@ -179,25 +197,32 @@ class Hub:
             except Exception as error:  # the next check tries again; the screens stay up
                 log.warning("live clock check failed: %s: %s", error.__class__.__name__, error)
 
-    def check_clocks(self) -> None:
-        """Read each shown connection's sweep health; push a change of stalled minutes."""
+    def shown_connections(self) -> set[str]:
+        """The connections the open screens show."""
         with self.lock:
             screens = [screen for screen, _ in self.sockets.values()]
         names = {s.connection for s in screens if s.connection}
-        names |= {name for s in screens for name in s.connections}
+        return names | {name for s in screens for name in s.connections}
+
+    def check_clocks(self) -> None:
+        """Read each shown connection's sweep health; push a change of stalled minutes."""
+        names = self.shown_connections()
         if not names:
             return
-        with self.app.app_context():
-            try:
-                found = {name: stall_of(get_connection(db.session, name)) for name in names}
-            finally:
-                db.session.remove()
-        for name, stalled in sorted(found.items()):
+        for name, stalled in sorted(self.read_stalls(names).items()):
             if name not in self.stalls or self.stalls[name] != stalled:
                 self.stalls[name] = stalled
                 if stalled is not None:
                     log.warning("connection %s: timed moves stalled for %s min", name, stalled)
                 self.fan_out({"connection": name, "stalled": stalled})
+
+    def read_stalls(self, names: set[str]) -> dict[str, int | None]:
+        """Each connection's stalled minutes as its sweeps say now (None: not stalled)."""
+        with self.app.app_context():
+            try:
+                return {name: stall_of(get_connection(db.session, name)) for name in names}
+            finally:
+                db.session.remove()
 
     def fan_out(self, event: Mapping[str, Any]) -> None:
         """Render an event for each distinct screen that shows it; queue it to its sockets."""
@@ -235,6 +260,52 @@ class Hub:
                     return ""
         # One event of the burst failed to render: each on its own, so only it is lost.
         return "".join(self._render(screen, [event]) for event in events)
+
+    def tell_redis_down(self) -> None:
+        """Tell every open screen that Redis does not answer (once, while it stays away):
+        its socket stays open, so the words reach the page and the clock watch still pushes."""
+        with self.lock:
+            if self.redis_down:
+                return
+            self.redis_down = True
+            self.losses += 1
+            inboxes = [inbox for _, inbox in self.sockets.values()]
+            told = self.banner(down=True)
+            for inbox in inboxes:
+                inbox.put(told)
+        log.warning("live screens told Redis does not answer (%s open)", len(inboxes))
+        self.push_clock_states()  # the header's clock state (a connection's card) says so too
+
+    def tell_redis_answers(self) -> None:
+        """Redis answers again and the hub has subscribed: every screen told it did not has
+        the words taken away and its socket closed with 1011, so it reopens (now that no
+        change can slip by) and fetches again what it may have missed."""
+        with self.lock:
+            if not self.redis_down:
+                return
+            self.redis_down = False
+            inboxes = [inbox for _, inbox in self.sockets.values()]
+            cleared = self.banner(down=False)
+            for inbox in inboxes:
+                inbox.put(cleared)
+                inbox.put(_CLOSE)
+        log.info("live screens told Redis answers; %s reopen and refetch", len(inboxes))
+
+    def push_clock_states(self) -> None:
+        """Push each shown connection's clock state (and stalled banner) as it reads now,
+        Redis in it."""
+        try:
+            found = self.read_stalls(self.shown_connections())
+        except Exception as error:  # the screens keep the banner; the clock watch tries again
+            log.warning("live clock states not read: %s: %s", error.__class__.__name__, error)
+            return
+        self.stalls.update(found)
+        self.fan_out_all([{"connection": n, "stalled": found[n]} for n in sorted(found)])
+
+    def banner(self, down: bool) -> str:
+        """The live banner as pushed: the words while Redis does not answer, else empty."""
+        with self.app.test_request_context("/live"):
+            return render_template("screens/_live_banner.html", redis_down=down)
 
     def close_all(self) -> None:
         """Ask every open socket to close with the code the ws extension retries on."""
