@@ -1,4 +1,5 @@
-"""Adminium's own schema in a connection's database, and the audit entry every write leaves."""
+"""The audit entry every write leaves, in the same statement as the write (its table is
+`core.adminium_tables.audit`)."""
 
 from __future__ import annotations
 
@@ -8,34 +9,8 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB
 
-ADMINIUM_SCHEMA = "adminium"
-
-adminium_metadata = sa.MetaData(schema=ADMINIUM_SCHEMA)
-"""Adminium's bookkeeping tables: the audit, set-aside records, sweep records, sample marks."""
-
-audit = sa.Table(
-    "audit",
-    adminium_metadata,
-    sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True),
-    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("actor", sa.Text, nullable=False),
-    sa.Column("actor_kind", sa.Text, nullable=False),
-    sa.Column("app", sa.Text, nullable=False),
-    sa.Column("table_name", sa.Text, nullable=False),
-    sa.Column("row_key", sa.Text, nullable=False),
-    sa.Column("move_from", sa.Text),
-    sa.Column("move_to", sa.Text),
-    sa.Column("before", JSONB),
-    sa.Column("after", JSONB),
-    # The move that set this one off, for a row an effect moved: {table, key, from, to}.
-    sa.Column("cause", JSONB),
-    sa.Index("ix_audit_row", "app", "table_name", "row_key"),
-)
-
-AUDIT_UPGRADES = (f"ALTER TABLE {ADMINIUM_SCHEMA}.audit ADD COLUMN IF NOT EXISTS cause JSONB",)
-"""What a database made before a column joined the audit needs, each statement idempotent."""
+from core.adminium_tables import audit
 
 
 def write_and_audit(

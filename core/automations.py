@@ -16,14 +16,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection
 
 from core.actors import Actor, ActorKind
-from core.audit import adminium_metadata
+from core.adminium_tables import MailStatus, deliveries
 from core.json_rows import jsonable, row_json
 from core.manifest.automation_model import Automation
-from core.outbox import MailStatus, sending_columns
 from core.sample_marks import is_sample_row
 from core.stamps import takes_value
 
@@ -38,44 +36,6 @@ email is; one set of states, so one drain serves both (`services.sending`)."""
 
 ANSWER_BYTES = 500
 """How much of a receiver's answer an attempt keeps."""
-
-deliveries = sa.Table(
-    "deliveries",
-    adminium_metadata,
-    sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True),
-    sa.Column("app", sa.Text, nullable=False),
-    sa.Column("automation", sa.Text, nullable=False),
-    sa.Column("webhook", sa.Text, nullable=False),
-    sa.Column("table_name", sa.Text, nullable=False),
-    sa.Column("row_key", sa.Text, nullable=False),
-    sa.Column("event", JSONB, nullable=False),
-    sa.Column("sample", sa.Boolean, nullable=False, server_default=sa.false()),
-    *sending_columns(),
-    # What the delivery job claims: queued deliveries by the time they may go.
-    sa.Index("ix_deliveries_due", "send_at", postgresql_where=sa.text("status = 'queued'")),
-    sa.Index("ix_deliveries_app", "app", "id"),
-)
-"""One event for one automation's webhook, and its fate (the last answer in `answer`)."""
-
-delivery_attempts = sa.Table(
-    "delivery_attempts",
-    adminium_metadata,
-    sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True),
-    sa.Column(
-        "delivery_id",
-        sa.BigInteger,
-        sa.ForeignKey(deliveries.c.id, ondelete="CASCADE"),
-        nullable=False,
-    ),
-    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("status", sa.Integer),
-    sa.Column("ok", sa.Boolean, nullable=False),
-    sa.Column("answer", sa.Text, nullable=False),
-    sa.Column("ms", sa.Integer, nullable=False),
-    sa.Index("ix_delivery_attempts_delivery", "delivery_id", "id"),
-)
-"""One try of a delivery: the HTTP status (none when no answer came), when, how long, and
-the answer's first bytes (or why there was none)."""
 
 
 def watching(automations: list[Automation] | None, table: str) -> list[Automation]:

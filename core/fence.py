@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.audit import ADMINIUM_SCHEMA, adminium_metadata
+from core.adminium_tables import ADMINIUM_SCHEMA, fences
 from core.install_lock import INSTALL_LOCK
 
 log = logging.getLogger(__name__)
@@ -44,20 +44,6 @@ LEASE = 10.0
 """Seconds a fence's lease runs past its last renewal (a sweep renews it every second
 while it moves; never past the sweep's deadline)."""
 
-fences = sa.Table(
-    "fences",
-    adminium_metadata,
-    sa.Column("connection", sa.Text, primary_key=True),
-    sa.Column("holder", sa.Text, nullable=False),
-    sa.Column("token", sa.Text, nullable=False),
-    sa.Column("since", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("renewed", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("until", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("ends", sa.DateTime(timezone=True), nullable=False),
-    prefixes=["UNLOGGED"],
-)
-"""One lease per connection: who holds its fence, since when, until when (`ends`: its
-sweep's deadline, past which it is never renewed)."""
 
 _TABLE = f"{ADMINIUM_SCHEMA}.fences"
 TAKE_SQL = f"""

@@ -12,16 +12,11 @@ from decimal import Decimal
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from core.adminium_tables import ledger_entries
 from core.due import DueHolds, as_rows_read, find_due_holds
 from core.holds import holding_tables
 from core.ledger_accounts import ledger_bounds
-from core.ledger_entries import (
-    PostingRecord,
-    PostingStatus,
-    due_holds,
-    ledger_entries,
-    read_postings,
-)
+from core.ledger_entries import PostingRecord, PostingStatus, due_holds, read_postings
 from core.ledger_postings import give_back_rule
 from core.ledger_statement import Entry, entry_of
 from core.manifest.ledger_model import Ledger

@@ -4,7 +4,7 @@
 kind take / give-back, actor, time), written in the same transaction as the change, so
 an account's history can be read and checked. `postings`: one record per row and posting
 that took its amount: `held` until heldUntil, then `taken` for good or `given-back`. The
-tables join `core.audit.adminium_metadata`, so `install_app` makes them.
+tables join `core.adminium_tables.adminium_metadata`, so `install_app` makes them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Connection
 
-from core.audit import adminium_metadata
+from core.adminium_tables import ledger_entries, postings
 from core.errors import WriteConflict
 
 
@@ -38,49 +38,6 @@ class PostingStatus(StrEnum):
     held = "held"
     taken = "taken"
     given_back = "given-back"
-
-
-ledger_entries = sa.Table(
-    "ledger_entries",
-    adminium_metadata,
-    sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True),
-    sa.Column("app", sa.Text, nullable=False),
-    sa.Column("ledger", sa.Text, nullable=False),
-    sa.Column("account", sa.Text, nullable=False),
-    sa.Column("amount", sa.Numeric, nullable=False),
-    sa.Column("balance", sa.Numeric, nullable=False),
-    sa.Column("table_name", sa.Text, nullable=False),
-    sa.Column("row_key", sa.Text, nullable=False),
-    sa.Column("posting", sa.Integer, nullable=False),
-    sa.Column("kind", sa.Text, nullable=False),
-    sa.Column("actor", sa.Text, nullable=False),
-    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
-    sa.Index("ix_ledger_entries_account", "app", "ledger", "account", "id"),
-)
-"""One balance change: `amount` signed (a take is negative), `balance` the account's after."""
-
-postings = sa.Table(
-    "postings",
-    adminium_metadata,
-    sa.Column("app", sa.Text, primary_key=True),
-    sa.Column("table_name", sa.Text, primary_key=True),
-    sa.Column("row_key", sa.Text, primary_key=True),
-    sa.Column("posting", sa.Integer, primary_key=True),
-    sa.Column("ledger", sa.Text, nullable=False),
-    sa.Column("account", sa.Text, nullable=False),
-    sa.Column("amount", sa.Numeric, nullable=False),
-    sa.Column("status", sa.Text, nullable=False),
-    sa.Column("held_until", sa.DateTime(timezone=True)),
-    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
-    # The sweep's holds to give back: bounded by `now`, served by this partial index.
-    sa.Index(
-        "ix_postings_held_until",
-        "app",
-        "held_until",
-        postgresql_where=sa.text("status = 'held'"),
-    ),
-)
-"""A row's posting (numbered from 1 as its table lists them): its account, amount, status."""
 
 
 @dataclass(frozen=True)

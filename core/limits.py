@@ -21,12 +21,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.actors import Actor, ActorKind
+from core.adminium_tables import sample_marks
 from core.errors import LimitBusy, LimitReached
 from core.holds import hold_columns, hold_ended, is_held
 from core.manifest.model import Limit, Table
 from core.manifest.refs import SettingRef
 from core.moments import Tables, read_setting
-from core.sample_marks import is_sample_row, sample_marks
+from core.sample_marks import is_sample_row
 from core.store import Store
 
 BUSY_WAIT = "2s"

@@ -24,9 +24,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from core.adminium_tables import postings
 from core.due import _parts, _stream, timed_rules
 from core.holds import holding_tables
-from core.ledger_entries import PostingStatus, postings
+from core.ledger_entries import PostingStatus
 from core.manifest.model import Moment
 from core.moments import MomentContext, MomentValueError, Tables, resolve_moment
 from core.store import Row, Store, _collect_tables

@@ -13,14 +13,13 @@ import json
 from collections.abc import Mapping
 from datetime import date, datetime, time
 from decimal import Decimal
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.actors import Actor, ActorKind
-from core.audit import adminium_metadata
+from core.adminium_tables import MailStatus, outbox
 from core.mail import RowValues, render_words
 from core.manifest.model import App
 from core.manifest.outbox_model import Message, Reminder
@@ -31,62 +30,6 @@ if TYPE_CHECKING:
     from core.store import Store
 
 Row = Mapping[str, Any]
-
-
-class MailStatus(StrEnum):
-    """Where an email is: waiting to go (a retry included), sent, given up on, or dropped
-    unsent (a reminder whose row no longer takes it: `core.reminders.why_dropped`)."""
-
-    queued = "queued"
-    sent = "sent"
-    failed = "failed"
-    dropped = "dropped"
-
-
-def sending_columns() -> list[sa.Column[Any]]:
-    """The columns a table of things to send keeps (`services.sending` drains it): when it
-    was queued and may go, its state, its tries, when it went, and the last answer."""
-    return [
-        sa.Column("queued_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("send_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("status", sa.Text, nullable=False, server_default=MailStatus.queued.value),
-        sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
-        sa.Column("sent_at", sa.DateTime(timezone=True)),
-        sa.Column("answer", sa.Text),
-    ]
-
-
-outbox = sa.Table(
-    "outbox",
-    adminium_metadata,
-    sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True),
-    sa.Column("app", sa.Text, nullable=False),
-    sa.Column("table_name", sa.Text, nullable=False),
-    sa.Column("row_key", sa.Text, nullable=False),
-    sa.Column("producer", sa.Integer, nullable=False),
-    sa.Column("kind", sa.Text, nullable=False),
-    sa.Column("moment", sa.DateTime(timezone=True)),
-    sa.Column("address", sa.Text, nullable=False),
-    sa.Column("subject", sa.Text, nullable=False),
-    sa.Column("body", sa.Text, nullable=False),
-    *sending_columns(),
-    # A reminder once per row, producer and moment, by racing sweeps too.
-    sa.Index(
-        "ux_outbox_reminder",
-        "app",
-        "table_name",
-        "row_key",
-        "producer",
-        "moment",
-        unique=True,
-        postgresql_where=sa.text("kind = 'reminder'"),
-    ),
-    # What the delivery job claims: queued emails by the time they may go.
-    sa.Index("ix_outbox_due", "send_at", postgresql_where=sa.text("status = 'queued'")),
-    sa.Index("ix_outbox_app", "app", "id"),
-    sa.Index("ix_outbox_row", "app", "table_name", "row_key"),
-)
-"""One email: its producer (numbered from 1 in `outbox.producers`), row, words and fate."""
 
 
 def producers(app: App) -> list[tuple[int, Message | Reminder]]:

@@ -13,9 +13,10 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from core.adminium_tables import postings
 from core.due import HoldSource, Rule, _parts, _read_streams, _stream, hold_sources, timed_rules
 from core.holds import held_until, is_held
-from core.ledger_entries import PostingStatus, postings
+from core.ledger_entries import PostingStatus
 from core.moment_words import explain_moment
 from core.moments import MomentContext, MomentValueError
 from core.preview_changes import (

@@ -14,13 +14,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.actors import Actor, ActorKind
-from core.audit import audit, audit_entry
+from core.adminium_tables import audit, sample_marks, set_aside
+from core.audit import audit_entry
 from core.columns import owned_columns
 from core.events import RowEvent
 from core.manifest.model import App, Table
-from core.sample_marks import sample_marks
 from core.samples import Context, SampleFile, SampleRefused, resolve_row
-from core.set_aside import set_aside
 from core.store import Row, Store
 from core.totals import Touched, touch_totals, write_totals
 from core.write_request import WriteRequest

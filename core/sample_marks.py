@@ -8,17 +8,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.audit import adminium_metadata
-
-sample_marks = sa.Table(
-    "sample_rows",
-    adminium_metadata,
-    sa.Column("app", sa.Text, primary_key=True),
-    sa.Column("table_name", sa.Text, primary_key=True),
-    sa.Column("row_key", sa.Text, primary_key=True),
-    sa.Column("added_at", sa.DateTime(timezone=True), nullable=False),
-)
-"""One mark per sample row; a mark stays whatever moves the row, the clock included."""
+from core.adminium_tables import sample_marks
 
 
 def is_sample_row(conn: Connection, app: str, table: str, key: object) -> bool:

@@ -22,10 +22,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB, insert
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Connection
 
-from core.audit import ADMINIUM_SCHEMA, adminium_metadata
+from core.adminium_tables import set_aside
 from core.errors import AdminiumError, PublicError
 
 log = logging.getLogger(__name__)
@@ -35,29 +35,6 @@ SET_ASIDE_FOR = timedelta(hours=1)
 
 REFUSED_WORDS = "timed move refused; left alone for an hour"
 """The spec's words for a row set aside."""
-
-set_aside = sa.Table(
-    "set_aside",
-    adminium_metadata,
-    sa.Column("app", sa.Text, primary_key=True),
-    sa.Column("table_name", sa.Text, primary_key=True),
-    sa.Column("row_key", sa.Text, primary_key=True),
-    sa.Column("rule", sa.Integer, primary_key=True),
-    sa.Column("code", sa.Text, nullable=False),
-    sa.Column("message", sa.Text, nullable=False, server_default=""),
-    sa.Column("moment", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("until", sa.DateTime(timezone=True), nullable=False),
-    # The refusal's details as JSON: `effect: {table, key}` names a linked row that refused.
-    sa.Column("details", JSONB),
-)
-"""A refused timed move: its row, rule (from 1), code, the moment it was judged at, until,
-and the refusal's details."""
-
-SET_ASIDE_UPGRADES = (
-    f"ALTER TABLE {ADMINIUM_SCHEMA}.set_aside ADD COLUMN IF NOT EXISTS details JSONB",
-)
-"""What a database made before the set-aside record kept details needs (idempotent)."""
 
 
 def refusal_details(error: AdminiumError) -> dict[str, Any]:

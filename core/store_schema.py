@@ -4,7 +4,7 @@ that are idempotent and taken in turn with any other install in that database.
 
 Each app's tables live in the PostgreSQL schema the manifest names (`public` unless
 named); Adminium's own bookkeeping lives in the schema `adminium` of the same database
-(`core.audit.adminium_metadata`, which the modules below join with their tables).
+(`core.adminium_tables`: every table of it is defined there, on `adminium_metadata`).
 """
 
 from __future__ import annotations
@@ -16,19 +16,16 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from core.audit import ADMINIUM_SCHEMA, AUDIT_UPGRADES, adminium_metadata
-from core.automations import deliveries as _deliveries  # noqa: F401  (install makes it)
-from core.fence import fences as _fences  # noqa: F401  (install makes it)
+from core.adminium_tables import (
+    ADMINIUM_SCHEMA,
+    AUDIT_UPGRADES,
+    SET_ASIDE_UPGRADES,
+    SWEEP_UPGRADES,
+    adminium_metadata,
+)
 from core.install_lock import INSTALL_LOCK
-from core.ledger_entries import postings as _postings  # noqa: F401  (install makes it)
 from core.manifest.model import App, Column, Moment, Table
 from core.manifest.outbox_model import Reminder
-from core.outbox import outbox as _outbox  # noqa: F401  (install makes it)
-from core.sample_marks import sample_marks as _sample_marks  # noqa: F401  (install makes it)
-from core.set_aside import SET_ASIDE_UPGRADES
-from core.set_aside import set_aside as _set_aside  # noqa: F401  (install makes it)
-from core.sweep_records import SWEEP_UPGRADES
-from core.sweep_records import sweeps as _sweep_tables  # noqa: F401  (install makes it)
 
 _SIMPLE_TYPES: dict[str, sa.types.TypeEngine[Any]] = {
     "serial": sa.Integer(),

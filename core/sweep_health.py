@@ -15,14 +15,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from core.sweep_records import (
-    RUNNING,
-    STOPPED,
-    WENT_AWAY,
-    moves_since_start,
-    recent_sweeps,
-    sweeps,
-)
+from core.adminium_tables import RUNNING, sweeps
+from core.sweep_records import STOPPED, WENT_AWAY, moves_since_start, recent_sweeps
 
 SWEEP_EVERY = timedelta(minutes=1)
 """How often the sweep runs."""

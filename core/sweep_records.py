@@ -1,7 +1,7 @@
 """Each minute's sweep of a connection, recorded in the connection's database.
 
-The table joins `core.audit.adminium_metadata`, so `install_app` makes it with the audit
-table (schema `adminium`), idempotently.
+Its table is `core.adminium_tables.sweeps`, which `install_app` makes with the audit table
+(schema `adminium`), idempotently.
 
 A sweep records its minute as it starts (outcome `running`, with the audit's last id) and
 closes the record when it ends. A record still running when the next sweep of its
@@ -19,59 +19,20 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection
 
 from core.actors import ActorKind
-from core.audit import ADMINIUM_SCHEMA, adminium_metadata, audit
-from core.fence import LET_GO_SQL, TAKE_SQL, Fence, autocommit
-from core.set_aside import set_aside
-
-sweeps = sa.Table(
-    "sweeps",
-    adminium_metadata,
-    sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True),
-    sa.Column("connection", sa.Text, nullable=False),
-    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("outcome", sa.Text, nullable=False),
-    sa.Column("moved", sa.Integer, nullable=False),
-    sa.Column("set_aside", sa.Integer, nullable=False),
-    sa.Column("conflicts", sa.Integer, nullable=False),
-    sa.Column("passed_by", sa.Integer, nullable=False),
-    sa.Column("left_alone", sa.Integer, nullable=False),
-    sa.Column("refused", JSONB, nullable=False),
-    sa.Column("error", sa.Text),
-    sa.Column("took_ms", sa.Float, nullable=False),
-    # The holds it gave back, set aside (the cap refused them) and left to the next minute
-    # (their row or account held elsewhere).
-    sa.Column("given_back", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("holds_set_aside", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("holds_busy", sa.Integer, nullable=False, server_default="0"),
-    # The audit's last id as the sweep started: its moves are the entries after it.
-    sa.Column("audit_from", sa.BigInteger),
-    sa.Index("ix_sweeps_connection_at", "connection", "at"),
-    sa.Index("ix_sweeps_running", "connection", postgresql_where=sa.text("outcome = 'running'")),
+from core.adminium_tables import (
+    RUNNING,
+    audit,
+    set_aside,
+    sweeps,
 )
-"""One row per minute's sweep of a connection: what it moved, set aside, left, and how long."""
+from core.fence import LET_GO_SQL, TAKE_SQL, Fence, autocommit
 
-RUNNING = "running"
-"""The outcome of a sweep's record from its start until it ends."""
 STOPPED = "stopped"
 WENT_AWAY = "the worker went away"
 """The error of a record that was still running when the next sweep took the fence."""
-
-SWEEP_UPGRADES = (
-    *(
-        f"ALTER TABLE {ADMINIUM_SCHEMA}.sweeps"
-        f" ADD COLUMN IF NOT EXISTS {column} integer NOT NULL DEFAULT 0"
-        for column in ("given_back", "holds_set_aside", "holds_busy")
-    ),
-    f"ALTER TABLE {ADMINIUM_SCHEMA}.sweeps ADD COLUMN IF NOT EXISTS audit_from bigint",
-    f"CREATE INDEX IF NOT EXISTS ix_sweeps_running ON {ADMINIUM_SCHEMA}.sweeps (connection)"
-    f" WHERE outcome = '{RUNNING}'",
-)
-"""What a database made before the give-back counts and the open record joined the record
-needs, each idempotent."""
 
 
 def write_sweep(conn: Connection, values: Mapping[str, Any]) -> None:

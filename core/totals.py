@@ -21,11 +21,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from core.adminium_tables import sample_marks
 from core.errors import WriteConflict
 from core.events import RowEvent
 from core.manifest.lookup import total_columns
 from core.manifest.model import App, Table, TotalRule
-from core.sample_marks import sample_marks
 from core.store import Store
 
 Row = Mapping[str, Any]

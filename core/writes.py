@@ -30,6 +30,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.actors import Actor, ActorKind
+from core.adminium_tables import sample_marks
 from core.audit import AUDIT_ID, audit_entry, write_and_audit
 from core.columns import writer_values
 from core.effects import Cause, MoveLinked, make_effects
@@ -39,7 +40,6 @@ from core.ledger_postings import PostingPlan, make_postings, plan_postings, tota
 from core.manifest.lookup import total_columns
 from core.manifest.model import Timed
 from core.moments import Tables
-from core.sample_marks import sample_marks
 from core.stamps import code_values, stamp_values
 from core.store import Row, Store
 from core.totals import new_totals, touch_totals

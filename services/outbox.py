@@ -24,7 +24,7 @@ from rq import Queue
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
-from core.outbox import outbox
+from core.adminium_tables import outbox
 from core.reminders import Waiting, waiting_reminders, why_dropped
 from core.store import Store
 from core.writes import WriteResult

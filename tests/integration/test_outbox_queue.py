@@ -15,9 +15,9 @@ import pytest
 import sqlalchemy as sa
 
 from core.actors import Actor
+from core.adminium_tables import sample_marks
 from core.errors import AdminiumError
 from core.reminders import candidates_query, queue_reminders
-from core.sample_marks import sample_marks
 from core.store_schema import timed_indexes
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row

@@ -10,9 +10,8 @@ import pytest
 import sqlalchemy as sa
 
 from core.actors import Actor
-from core.audit import audit
+from core.adminium_tables import audit, sample_marks
 from core.sample_data import add_sample, remove_sample, sample_keys, setup_tables
-from core.sample_marks import sample_marks
 from core.samples import read_sample
 from core.store import Store
 from core.write_request import WriteRequest

@@ -11,8 +11,8 @@ import redis
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
+from core.adminium_tables import sample_marks
 from core.sample_data import add_sample
-from core.sample_marks import sample_marks
 from core.samples import read_sample
 from services.events import events_channel
 from tests.integration.api_fixtures import Site

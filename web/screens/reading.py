@@ -9,7 +9,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from core.audit import audit
+from core.adminium_tables import audit
 from core.errors import echo
 from core.manifest.board_rules import card_spec
 from core.manifest.model import Column, MoveSpec, Table
