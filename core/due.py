@@ -90,7 +90,7 @@ def timed_rules(store: Store) -> list[Rule]:
 
 
 @dataclass(frozen=True)
-class _Stream:
+class Stream:
     """One column of a rule's (or a hold's) moment, for rows in one state: its SQL bound,
     and the earliest moment past a value."""
 
@@ -102,11 +102,11 @@ class _Stream:
     state: str = ""
 
 
-def _parts(moment: Moment) -> list[Moment]:
+def moment_parts(moment: Moment) -> list[Moment]:
     """The moment and each fallback, in the order they are read."""
     found = [moment]
     for fallback in moment.or_ or ():
-        found.extend(_parts(fallback))
+        found.extend(moment_parts(fallback))
     return found
 
 
@@ -125,9 +125,9 @@ def _shifted(
     return moved + DAY_SHIFT_SLACK if sign < 0 else moved - DAY_SHIFT_SLACK
 
 
-def _stream(
+def stream_of(
     rule: Rule | HoldSource, part: Moment, tables: Tables, now: datetime, state: str = ""
-) -> _Stream | None:
+) -> Stream | None:
     """The stream of one part of a rule's (or a hold's) moment, over the rows in `state`
     (a rule's `from` when not given); None when that part can never answer."""
     state = state or (rule.timed.from_ if isinstance(rule, Rule) else "")
@@ -152,13 +152,13 @@ def _stream(
             return _shifted(day_start(value), part, 1, tables, store)
 
         # A time of day on a date is at or after that day's midnight.
-        return _Stream(rule, part.column, venue_day(base, zone), True, floor_date, state)
+        return Stream(rule, part.column, venue_day(base, zone), True, floor_date, state)
     if part.time is None:
 
         def floor_instant(value: Any) -> datetime | None:
             return _shifted(value, part, 1, tables, store)
 
-        return _Stream(rule, part.column, base, True, floor_instant, state)
+        return Stream(rule, part.column, base, True, floor_instant, state)
 
     def floor_day(value: Any) -> datetime | None:
         return _shifted(day_start(venue_day(value, zone)), part, 1, tables, store)
@@ -166,20 +166,20 @@ def _stream(
     # A time of day on an instant's venue day is at or after that day's midnight: the
     # instant itself is before the midnight that ends the base's day.
     bound = day_start(venue_day(base, zone) + timedelta(days=1))
-    return _Stream(rule, part.column, bound, False, floor_day, state)
+    return Stream(rule, part.column, bound, False, floor_day, state)
 
 
 def _wanted_columns(rule: Rule | HoldSource) -> list[str]:
     """The row's columns the rule's (or hold's) moment reads, the key and state first."""
     names = [rule.key_column, rule.state_column]
-    for part in _parts(rule.timed.at if isinstance(rule, Rule) else rule.hold.until):
+    for part in moment_parts(rule.timed.at if isinstance(rule, Rule) else rule.hold.until):
         names.append(part.column)
         if isinstance(part.time, RowTime):
             names.append(part.time.column)
     return list(dict.fromkeys(names))
 
 
-def _page(conn: Connection, stream: _Stream, after: tuple[Any, Any] | None, size: int) -> list[Any]:
+def _page(conn: Connection, stream: Stream, after: tuple[Any, Any] | None, size: int) -> list[Any]:
     """The next page of a stream's candidate rows, in (column, key) order."""
     rule = stream.rule
     table = rule.store.table(rule.table)
@@ -268,10 +268,10 @@ def find_due(
         stream
         for store in stores
         for rule in timed_rules(store)
-        for part in _parts(rule.timed.at)
-        if (stream := _stream(rule, part, tables[store.app.name], now)) is not None
+        for part in moment_parts(rule.timed.at)
+        if (stream := stream_of(rule, part, tables[store.app.name], now)) is not None
     ]
-    more = _read_streams(conn, streams, finder, page=max(limit, 50))
+    more = read_streams(conn, streams, finder, page=max(limit, 50))
     ordered = sorted(finder.due.values(), key=_order)
     return DueRows(
         tuple(ordered[:limit]),
@@ -280,11 +280,11 @@ def find_due(
     )
 
 
-def _read_streams(
-    conn: Connection, streams: Iterable[_Stream], finder: _Finder | _HoldFinder, page: int
+def read_streams(
+    conn: Connection, streams: Iterable[Stream], finder: _Finder | _HoldFinder, page: int
 ) -> bool:
     """Read each stream as far as it may hold a row due before the limit's cutoff."""
-    open_streams: dict[int, tuple[_Stream, tuple[Any, Any] | None]] = {
+    open_streams: dict[int, tuple[Stream, tuple[Any, Any] | None]] = {
         i: (s, None) for i, s in enumerate(streams)
     }
     more = False
@@ -455,10 +455,10 @@ def find_due_holds(
         stream
         for source in sources
         for state in source.hold.states
-        for part in _parts(source.hold.until)
-        if (stream := _stream(source, part, tables[source.app], now, state)) is not None
+        for part in moment_parts(source.hold.until)
+        if (stream := stream_of(source, part, tables[source.app], now, state)) is not None
     ]
-    more = _read_streams(conn, streams, finder, page=max(wanted, 50))
+    more = read_streams(conn, streams, finder, page=max(wanted, 50))
     found: dict[tuple[str, str, str, int], DueHold] = {}
     by_table: dict[tuple[int, str], dict[str, datetime]] = {}
     for source, key, until in finder.due.values():

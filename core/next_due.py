@@ -25,12 +25,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.adminium_tables import postings
-from core.due import _parts, _stream, timed_rules
+from core.due import moment_parts, stream_of, timed_rules
 from core.holds import holding_tables
 from core.ledger_entries import PostingStatus
 from core.manifest.model import Moment
 from core.moments import MomentContext, MomentValueError, Tables, resolve_moment
-from core.store import Row, Store, _collect_tables
+from core.store import Row, Store, collect_tables
 
 
 def next_due(
@@ -42,8 +42,8 @@ def next_due(
     columns: list[Any] = []
     for store in stores:
         for rule in timed_rules(store):
-            for part in _parts(rule.timed.at):
-                stream = _stream(rule, part, tables[store.app.name], now)
+            for part in moment_parts(rule.timed.at):
+                stream = stream_of(rule, part, tables[store.app.name], now)
                 if stream is None and part.via is None and not (part.plus and part.minus):
                     continue  # a part that never answers
                 if stream is None or part.time is not None:
@@ -103,5 +103,5 @@ def row_due(store: Store, table: str, row: Row, now: datetime) -> datetime | Non
 def _reads_row_only(moment: Moment) -> bool:
     """Whether a moment reads only its row's own columns (no linked row, setting, hours)."""
     tables: set[str] = set()
-    _collect_tables(moment, tables)
-    return not tables and all(part.via is None for part in _parts(moment))
+    collect_tables(moment, tables)
+    return not tables and all(part.via is None for part in moment_parts(moment))

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Connection
 from core.due import HoldSource, Rule
 from core.moment_words import explain_moment
 from core.moments import MomentContext, MomentValueError, Tables, resolve_moment
-from core.store import Row, Store, _collect_tables
+from core.store import Row, Store, collect_tables
 
 CHUNK = 1000
 """Keys read per statement."""
@@ -74,7 +74,7 @@ class Side:
 
 def _reads(node: Any) -> set[str]:
     found: set[str] = set()
-    _collect_tables(node, found)
+    collect_tables(node, found)
     return found
 
 
@@ -89,7 +89,7 @@ def unchanged(
 
 
 class Collect:
-    """A finder for `core.due._read_streams` that keeps every candidate's key, no limit."""
+    """A finder for `core.due.read_streams` that keeps every candidate's key, no limit."""
 
     def __init__(self, now: datetime) -> None:
         self.now = now

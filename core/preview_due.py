@@ -14,7 +14,15 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.adminium_tables import postings
-from core.due import HoldSource, Rule, _parts, _read_streams, _stream, hold_sources, timed_rules
+from core.due import (
+    HoldSource,
+    Rule,
+    hold_sources,
+    moment_parts,
+    read_streams,
+    stream_of,
+    timed_rules,
+)
 from core.holds import held_until, is_held
 from core.ledger_entries import PostingStatus
 from core.moment_words import explain_moment
@@ -91,11 +99,11 @@ def _timed_keys(
             stream
             for rule in rules
             if rule is not None
-            for part in _parts(rule.timed.at)
-            if (stream := _stream(rule, part, side.tables, reach)) is not None
+            for part in moment_parts(rule.timed.at)
+            if (stream := stream_of(rule, part, side.tables, reach)) is not None
         ]
         collect = Collect(reach)
-        _read_streams(conn, streams, cast(Any, collect), page=1000)
+        read_streams(conn, streams, cast(Any, collect), page=1000)
         for table, found in collect.keys.items():
             keys.setdefault(table, set()).update(found)
     return keys
@@ -166,11 +174,11 @@ def hold_changes(
             for source in sources
             if source is not None
             for state in source.hold.states
-            for part in _parts(source.hold.until)
-            if (stream := _stream(source, part, side.tables, reach, state)) is not None
+            for part in moment_parts(source.hold.until)
+            if (stream := stream_of(source, part, side.tables, reach, state)) is not None
         ]
         collect = Collect(reach)
-        _read_streams(conn, streams, cast(Any, collect), page=1000)
+        read_streams(conn, streams, cast(Any, collect), page=1000)
         for table, found in collect.keys.items():
             keys.setdefault(table, set()).update(found)
     changed: list[Changed] = []

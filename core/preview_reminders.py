@@ -17,7 +17,7 @@ from core.manifest.refs import SettingRef
 from core.moments import Tables, read_setting
 from core.outbox import producers, reminder_address
 from core.preview_changes import Changed, Side, near, unchanged
-from core.reminders import _LEAD, _largest_lead, candidates_query, lead_hours, send_time
+from core.reminders import LEAD_LABEL, candidates_query, largest_lead, lead_hours, send_time
 from core.store import Row, Store
 
 _Sends = dict[str, tuple[datetime | None, datetime, Row]]
@@ -104,7 +104,7 @@ def _both_sends(
     for side, part in ((old, a), (new, b)):
         if part is not None and side.store is not None:
             settings = _lead_settings(part.before.lead, side.tables)
-            largest = max(largest, _largest_lead(conn, side.store, part.before.lead, settings) or 0)
+            largest = max(largest, largest_lead(conn, side.store, part.before.lead, settings) or 0)
     for side, part in ((old, a), (new, b)):
         judged.append(_sends(conn, side, number, part, now, largest + reach_hours) if part else {})
     return judged
@@ -172,7 +172,7 @@ def _sends(
         to = values.get(address) if address else None
         if not isinstance(to, str) or not to.strip():
             continue  # no address: never queued (core.reminders)
-        linked = values.pop(_LEAD, None) if lead.via is not None else settings.get("own")
+        linked = values.pop(LEAD_LABEL, None) if lead.via is not None else settings.get("own")
         lead_h = lead_hours(lead, linked, settings.get("fallback"))
         moment = values[reminder.before.at]
         send = send_time(moment, lead_h, at, store.zone) if lead_h is not None else None

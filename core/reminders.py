@@ -43,7 +43,7 @@ AT_SLACK = timedelta(hours=25)
 """How much earlier than moment less lead a wall time `at` may send: a day, and a clock change."""
 BATCH = 1000
 """At most this many rows are judged per reminder producer per minute."""
-_LEAD = "__lead"
+LEAD_LABEL = "__lead"
 
 
 def send_time(moment: datetime, lead_hours: int, at: time | None, zone: ZoneInfo) -> datetime:
@@ -116,7 +116,7 @@ def _queue(conn: Connection, store: Store, number: int, reminder: Reminder, now:
     """One reminder producer's due reminders, queued once each."""
     lead = reminder.before.lead
     settings = _setting_values(conn, store, lead)
-    largest = _largest_lead(conn, store, lead, settings)
+    largest = largest_lead(conn, store, lead, settings)
     if largest is None:
         return 0
     address_column = reminder_address(store.app, reminder)
@@ -124,7 +124,7 @@ def _queue(conn: Connection, store: Store, number: int, reminder: Reminder, now:
     rows = []
     for row in conn.execute(candidates_query(store, number, reminder, now, largest, at)).mappings():
         found = dict(row)
-        linked = found.pop(_LEAD, None) if lead.via is not None else settings.get("own")
+        linked = found.pop(LEAD_LABEL, None) if lead.via is not None else settings.get("own")
         hours = lead_hours(lead, linked, settings.get("fallback"))
         moment = found[reminder.before.at]
         if hours is None or not send_time(moment, hours, at, store.zone) <= now < moment:
@@ -171,7 +171,7 @@ def _setting_values(conn: Connection, store: Store, lead: Lead) -> dict[str, Any
     }
 
 
-def _largest_lead(
+def largest_lead(
     conn: Connection, store: Store, lead: Lead, settings: Mapping[str, Any]
 ) -> int | None:
     """The most hours any row's lead can be: `max`, else the largest value it reads."""
@@ -213,11 +213,11 @@ def candidates_query(
     if lead.via is not None:
         linked = store.table(lead.table)
         linked_key = linked.c[store.spec(lead.table).key]
-        query = sa.select(table, linked.c[lead.column].label(_LEAD)).select_from(
+        query = sa.select(table, linked.c[lead.column].label(LEAD_LABEL)).select_from(
             table.outerjoin(linked, linked_key == table.c[lead.via])
         )
     else:
-        query = sa.select(table, sa.literal(None).label(_LEAD))
+        query = sa.select(table, sa.literal(None).label(LEAD_LABEL))
     spec = store.spec(before.table)
     live = reminded_states(spec, reminder)
     if live is not None and spec.states is not None:

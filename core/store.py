@@ -126,7 +126,7 @@ class Store:
         (worked out once per store: a sweep asks every minute)."""
         if self._clock_tables is None:
             found: set[str] = set()
-            _collect_tables(self.app, found)
+            collect_tables(self.app, found)
             self._clock_tables = frozenset(found & set(self.app.tables))
         return set(self._clock_tables)
 
@@ -184,16 +184,16 @@ def _row_query(table: sa.Table, key_column: str, lock: bool) -> sa.Select[Any]:
     return query.with_for_update(nowait=True) if lock else query
 
 
-def _collect_tables(node: Any, found: set[str]) -> None:
+def collect_tables(node: Any, found: set[str]) -> None:
     """Every table a manifest part reads as a setting or an hours table."""
     if isinstance(node, SettingRef | SettingCondition | HoursRef):
         found.add(node.table)
     elif isinstance(node, BaseModel):
         for field in type(node).model_fields:
-            _collect_tables(getattr(node, field), found)
+            collect_tables(getattr(node, field), found)
     elif isinstance(node, list | tuple):
         for value in node:
-            _collect_tables(value, found)
+            collect_tables(value, found)
     elif isinstance(node, dict):
         for value in node.values():
-            _collect_tables(value, found)
+            collect_tables(value, found)
