@@ -22,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from adminium.embedded import Embedded, instance_folder, start_postgres
-from core.errors import AdminiumError
+from core.basics.errors import AdminiumError
 from services import apps, connections, users
 from services.apps import app_store, find_table
 from services.errors import DatabaseRefused, ManifestRefused, first_line

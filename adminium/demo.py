@@ -25,7 +25,7 @@ import psycopg
 from psycopg import sql
 from sqlalchemy import select
 
-from core.actors import Actor
+from core.basics.actors import Actor
 from core.sample_data import SampleRow
 from core.samples import load_sample
 from core.store import Store

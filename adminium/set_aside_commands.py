@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 
 from adminium.control_commands import control_plane, redis_publisher
 from adminium.sweep_commands import venue_time
-from core.actors import Actor
-from core.errors import AdminiumError
+from core.basics.actors import Actor
+from core.basics.errors import AdminiumError
 from core.hold_reads import GiveBackAside, set_aside_give_backs
 from core.pending import Aside, set_aside_rows
 from core.set_aside import refusal_details, refusal_words

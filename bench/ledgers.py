@@ -32,7 +32,7 @@ from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.actors import Actor
+from core.basics.actors import Actor
 from core.clock import venue_zone
 from core.due import find_due_holds
 from core.ledger_entries import due_holds

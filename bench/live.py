@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from adminium.embedded import Embedded, start_postgres, start_redis  # noqa: E402
-from core.actors import Actor  # noqa: E402
+from core.basics.actors import Actor  # noqa: E402
 from core.write_request import WriteRequest  # noqa: E402
 from core.writes import change_row  # noqa: E402
 from services.events import Publisher  # noqa: E402

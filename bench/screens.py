@@ -65,7 +65,7 @@ from scale_setup import redis_server
 
 from adminium.embedded import Embedded, start_postgres
 from adminium.supervisor import read_procfile
-from core.actors import Actor
+from core.basics.actors import Actor
 from core.write_request import WriteRequest
 from core.writes import change_row
 from services.events import Publisher

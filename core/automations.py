@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.actors import Actor, ActorKind
 from core.adminium_tables import MailStatus, deliveries
-from core.json_rows import jsonable, row_json
+from core.basics.actors import Actor, ActorKind
+from core.basics.json_rows import jsonable, row_json
 from core.manifest.automation_model import Automation
 from core.sample_marks import is_sample_row
 from core.stamps import takes_value

@@ -1,15 +1,15 @@
 """Which columns a writer may send: Adminium's own columns (the state, stamps, codes, late
-flags), the key, unknown names; and each value kept meets `core.values.checked_value`."""
+flags), the key, unknown names; and each value kept meets `core.basics.values.checked_value`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from core.actors import Actor, ActorKind
-from core.errors import ColumnReadOnly, echo
+from core.basics.actors import Actor, ActorKind
+from core.basics.errors import ColumnReadOnly, echo
+from core.basics.values import checked_value
 from core.manifest.model import Table
-from core.values import checked_value
 
 _GIVEN_BY_IMPORT = ("stamp", "code")
 """Columns Adminium writes that an import or sample data may still bring a value for."""

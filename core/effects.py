@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.adminium_tables import sample_marks
-from core.errors import AdminiumError, PublicError, WriteConflict
+from core.basics.errors import AdminiumError, PublicError, WriteConflict
 from core.manifest.effect_rules import MAX_DEPTH, effect_target
 from core.manifest.model import Effect, MoveSpec, Table
 from core.sample_marks import is_sample_row

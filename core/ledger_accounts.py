@@ -15,8 +15,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.errors import LedgerBusy, LedgerCap, RowNotFound
-from core.events import RowEvent
+from core.basics.errors import LedgerBusy, LedgerCap, RowNotFound
+from core.basics.events import RowEvent
 from core.ledger_entries import Bounds, EntryKind, PostingRecord, PostingStatus, change_balance
 from core.manifest.ledger_model import Ledger
 from core.manifest.model import Table

@@ -22,7 +22,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Connection
 
 from core.adminium_tables import ledger_entries, postings
-from core.errors import WriteConflict
+from core.basics.errors import WriteConflict
 
 
 class EntryKind(StrEnum):

@@ -19,9 +19,9 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from core.actors import Actor, ActorKind
-from core.errors import ValueRefused
-from core.events import RowEvent
+from core.basics.actors import Actor, ActorKind
+from core.basics.errors import ValueRefused
+from core.basics.events import RowEvent
 from core.holds import held_until, is_held
 from core.ledger_accounts import BalanceChange, change_account, ledger_tables, with_status
 from core.ledger_entries import (

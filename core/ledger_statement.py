@@ -14,7 +14,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from core.errors import RowNotFound
+from core.basics.errors import RowNotFound
 from core.ledger_entries import account_entries
 from core.manifest.ledger_model import Ledger
 from core.store import Store

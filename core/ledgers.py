@@ -18,10 +18,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.actors import Actor
 from core.audit import audit_entry, write_and_audit
-from core.errors import AdminiumError, WriteConflict
-from core.events import RowEvent
+from core.basics.actors import Actor
+from core.basics.errors import AdminiumError, WriteConflict
+from core.basics.events import RowEvent
 from core.holds import held_until
 from core.ledger_accounts import BalanceChange, change_account, ledger_tables, with_status
 from core.ledger_entries import (

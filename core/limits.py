@@ -20,9 +20,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.actors import Actor, ActorKind
 from core.adminium_tables import sample_marks
-from core.errors import LimitBusy, LimitReached
+from core.basics.actors import Actor, ActorKind
+from core.basics.errors import LimitBusy, LimitReached
 from core.holds import hold_columns, hold_ended, is_held
 from core.manifest.model import Limit, Table
 from core.manifest.refs import SettingRef

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.errors import RowLocked
+from core.basics.errors import RowLocked
 from core.manifest.model import LockRule, Table
 from core.manifest.refs import ValueWatch
 

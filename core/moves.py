@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.actors import Actor, ActorKind
-from core.errors import (
+from core.basics.actors import Actor, ActorKind
+from core.basics.errors import (
     StateChanged,
     StateMoveForbidden,
     StateMoveNotListed,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from core.actors import Actor
-from core.errors import AdminiumError
+from core.basics.actors import Actor
+from core.basics.errors import AdminiumError
 from core.manifest.model import Late, MoveSpec
 from core.moments import MomentContext
 from core.moves import judge_move

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.actors import Actor, ActorKind
 from core.adminium_tables import MailStatus, outbox
+from core.basics.actors import Actor, ActorKind
 from core.mail import RowValues, render_words
 from core.manifest.model import App
 from core.manifest.outbox_model import Message, Reminder

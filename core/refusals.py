@@ -15,7 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from core.errors import ValueRefused
+from core.basics.errors import ValueRefused
 from core.store import Store
 
 log = logging.getLogger(__name__)

@@ -13,11 +13,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.actors import Actor, ActorKind
 from core.adminium_tables import audit, sample_marks, set_aside
 from core.audit import audit_entry
+from core.basics.actors import Actor, ActorKind
+from core.basics.events import RowEvent
 from core.columns import owned_columns
-from core.events import RowEvent
 from core.manifest.model import App, Table
 from core.samples import Context, SampleFile, SampleRefused, resolve_row
 from core.store import Row, Store

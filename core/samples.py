@@ -25,8 +25,8 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.basics.errors import AdminiumError
 from core.clock import parse_wall_time, shift_instant, venue_day, wall_to_instant
-from core.errors import AdminiumError
 from core.hours import hours_edge
 from core.manifest.model import App
 from core.manifest.refs import HoursRef, SettingRef

@@ -26,7 +26,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Connection
 
 from core.adminium_tables import set_aside
-from core.errors import AdminiumError, PublicError
+from core.basics.errors import AdminiumError, PublicError
 
 log = logging.getLogger(__name__)
 

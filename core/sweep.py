@@ -21,8 +21,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from core.basics.errors import AdminiumError, RowNotDue
 from core.due import Due, Rule, find_due, find_due_holds, timed_rules
-from core.errors import AdminiumError, RowNotDue
 from core.fence import LEASE, Fence, autocommit
 from core.ledger_entries import PostingRecord
 from core.ledgers import GiveBack, redate_hold, try_give_back

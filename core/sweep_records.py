@@ -21,13 +21,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.actors import ActorKind
 from core.adminium_tables import (
     RUNNING,
     audit,
     set_aside,
     sweeps,
 )
+from core.basics.actors import ActorKind
 from core.fence import LET_GO_SQL, TAKE_SQL, Fence, autocommit
 
 STOPPED = "stopped"

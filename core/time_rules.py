@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from core.actors import Actor, ActorKind
-from core.errors import (
+from core.basics.actors import Actor, ActorKind
+from core.basics.errors import (
     PublicTooEarly,
     PublicTooLate,
     RowNotDue,

@@ -22,8 +22,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.adminium_tables import sample_marks
-from core.errors import WriteConflict
-from core.events import RowEvent
+from core.basics.errors import WriteConflict
+from core.basics.events import RowEvent
 from core.manifest.lookup import total_columns
 from core.manifest.model import App, Table, TotalRule
 from core.store import Store

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from core.errors import RowNotDue, RowNotFound, StateChanged
+from core.basics.errors import RowNotDue, RowNotFound, StateChanged
 from core.limits import judge_limits
 from core.lock import judge_lock
 from core.manifest.model import MoveSpec, Table

@@ -10,7 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from core.errors import ColumnNotWritable, WriteConflict
+from core.basics.errors import ColumnNotWritable, WriteConflict
 from core.refusals import refused_value
 from core.store import Store
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from core.actors import Actor
+from core.basics.actors import Actor
 from core.effects import Cause
 from core.manifest.model import Timed
 from core.moments import Tables

@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from core.actors import Actor
-from core.errors import WriteConflict
+from core.basics.actors import Actor
+from core.basics.errors import WriteConflict
 from core.manifest.model import MoveSpec, Table, Timed
 from core.moments import Tables
 from core.store import Row, Store

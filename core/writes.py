@@ -29,13 +29,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.actors import Actor, ActorKind
 from core.adminium_tables import sample_marks
 from core.audit import AUDIT_ID, audit_entry, write_and_audit
+from core.basics.actors import Actor, ActorKind
+from core.basics.errors import RowNotFound, ValueRefused
+from core.basics.events import RowEvent
 from core.columns import writer_values
 from core.effects import Cause, MoveLinked, make_effects
-from core.errors import RowNotFound, ValueRefused
-from core.events import RowEvent
 from core.ledger_postings import PostingPlan, make_postings, plan_postings, total_postings
 from core.manifest.lookup import total_columns
 from core.manifest.model import Timed

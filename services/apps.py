@@ -14,13 +14,13 @@ from sqlalchemy import URL, bindparam, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from core.basics.values import text_fault
 from core.manifest.check import check_manifest
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
 from core.minute_work import has_minute_work
 from core.store import Store
 from core.store_schema import install_adminium, install_app
-from core.values import text_fault
 from services.connections import get_connection
 from services.errors import (
     AlreadyExists,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from core.errors import AdminiumError
+from core.basics.errors import AdminiumError
 
 
 class ControlPlaneError(AdminiumError):

@@ -14,7 +14,7 @@ from typing import Any
 
 import redis
 
-from core.events import RowEvent
+from core.basics.events import RowEvent
 from services.redis_client import connect_optional
 
 log = logging.getLogger(__name__)

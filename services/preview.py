@@ -21,7 +21,8 @@ from sqlalchemy.engine import Connection as DbConnection
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from core.errors import AdminiumError
+from core.basics.errors import AdminiumError
+from core.basics.values import checked_value
 from core.manifest.model import load_app
 from core.moments import Tables
 from core.preview import HORIZON, Preview, compare
@@ -29,7 +30,6 @@ from core.preview_changes import Side
 from core.preview_reminders import lead_tables
 from core.set_aside import read_set_aside
 from core.store import Row, Store
-from core.values import checked_value
 from services.apps import app_store, refuse_failed_check, table_owner
 from services.connections import get_connection
 from services.errors import DatabaseRefused, InvalidValue, first_line

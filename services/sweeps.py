@@ -15,8 +15,8 @@ from datetime import datetime
 from redis import RedisError
 from sqlalchemy.orm import Session
 
-from core.actors import Actor
-from core.events import RowEvent
+from core.basics.actors import Actor
+from core.basics.events import RowEvent
 from core.hold_reads import hold_apps
 from core.pending import set_aside_rows
 from core.store import Store

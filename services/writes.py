@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from core.actors import Actor
-from core.errors import AdminiumError
+from core.basics.actors import Actor
+from core.basics.errors import AdminiumError
 from core.store import Store
 from core.write_request import WriteRequest
 from core.writes import WriteResult, change_row, create_row

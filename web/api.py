@@ -18,13 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 
-from core.actors import Actor
-from core.errors import AdminiumError, echo
-from core.json_rows import jsonable, row_json
+from core.basics.actors import Actor
+from core.basics.errors import AdminiumError, echo
+from core.basics.json_rows import jsonable, row_json
+from core.basics.values import checked_value, text_fault
 from core.manifest.model import Table
 from core.preview import Preview
 from core.store import Store
-from core.values import checked_value, text_fault
 from core.writes import WriteResult
 from services.apps import app_store
 from services.models import ADMIN, App, Connection, User, db
@@ -75,7 +75,7 @@ def parse_key(spec: Table, raw: str) -> Any:
         return raw if text_fault(raw) is None else None
     if column.type == "boolean":
         return {"true": True, "false": False}.get(raw)
-    # A date or a time, read as a value of its column is (core.values), else no row's.
+    # A date or a time, read as a value of its column is (core.basics.values), else no row's.
     try:
         return checked_value(column.ref, column.type, raw)
     except AdminiumError:

@@ -5,7 +5,7 @@ One model per table and kind of write (`create`, `update`, `guest`), its fields 
 columns that writer may send, each typed as the server takes it: whole numbers within 32
 bits, finite numbers, true or false, text without NUL (and within `maxLength`), one of an
 enum's values, ISO 8601 dates, and times with their offset inside the years the pipeline
-takes (`core.values`). `null` only for a nullable column; on a create, a column that is
+takes (`core.basics.values`). `null` only for a nullable column; on a create, a column that is
 neither nullable nor given a default must be sent. A name that is no field of the model
 (an unknown column, the state, the key, a stamp, a code, a total) passes to the pipeline,
 which refuses it as COLUMN_READ_ONLY; the schema says `additionalProperties: false`.
@@ -37,10 +37,10 @@ from pydantic import (
     create_model,
 )
 
+from core.basics.errors import ValueRefused
+from core.basics.values import EARLIEST, LATEST, checked_value
 from core.columns import owned_columns
-from core.errors import ValueRefused
 from core.manifest.model import Column, Table
-from core.values import EARLIEST, LATEST, checked_value
 
 Kind = Literal["create", "update", "guest"]
 
@@ -76,7 +76,7 @@ TYPE_WORDS = {
 
 
 def _read_as(column: str, kind: str) -> AfterValidator:
-    """The pipeline's own reading of a time or a date (core.values), refusing as it does."""
+    """The pipeline's own reading of a time or a date (core.basics.values), refusing as it does."""
     return AfterValidator(lambda text: (checked_value(column, kind, text), text)[1])
 
 
@@ -222,7 +222,7 @@ def values_in(table: str, spec: Table, kind: Kind, raw: dict[str, Any]) -> dict[
     Names that are no field of the model pass unchanged: the pipeline refuses each with
     its own reason (unknown, state, key, stamp, code). A value the model refuses is
     VALUE_REFUSED: `not-null` for a null or a missing required column, `check` for a
-    value not among an enum's, `type` for anything else (core.values' words for times).
+    value not among an enum's, `type` for anything else (core.basics.values' words for times).
     """
     fields = values_model(table, spec, kind).model_fields
     names = {info.alias: name for name, info in fields.items()}

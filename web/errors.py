@@ -17,7 +17,7 @@ from flask import Flask, Response, current_app, jsonify, request
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge, RequestURITooLarge
 
-from core.errors import AdminiumError, PublicError, echo
+from core.basics.errors import AdminiumError, PublicError, echo
 from services.errors import DatabaseRefused, first_line
 
 log = logging.getLogger(__name__)
@@ -124,7 +124,7 @@ def status_of(error: AdminiumError) -> int:
 
 
 def _cut(value: Any) -> Any:
-    """Every text inside a refusal's details cut as an echo is (see core.errors.echo)."""
+    """Every text inside a refusal's details cut as an echo is (see core.basics.errors.echo)."""
     if isinstance(value, str):
         return echo(value)
     if isinstance(value, dict):

@@ -16,12 +16,12 @@ from flask import Blueprint, Response, jsonify
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import DBAPIError
 
-from core.actors import Actor
-from core.errors import ColumnReadOnly
+from core.basics.actors import Actor
+from core.basics.errors import ColumnReadOnly
+from core.basics.values import text_fault
 from core.manifest.model import Table
 from core.open_moves import moves_open
 from core.store import Row, Store
-from core.values import text_fault
 from services.apps import app_store
 from services.writes import write_by_guest
 from web.api import body_of, row_json, values_in

@@ -11,9 +11,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from core.basics.values import text_fault
 from core.manifest import base, model
 from core.manifest.refusal import Refusal, shown, where
-from core.values import text_fault
 
 _KINDS = {
     "string_type": "text",

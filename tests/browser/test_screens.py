@@ -12,7 +12,7 @@ import redis
 from playwright.sync_api import Page, expect
 from werkzeug.serving import make_server
 
-from core.actors import Actor
+from core.basics.actors import Actor
 from core.write_request import WriteRequest
 from core.writes import change_row
 from services import sweeps

@@ -20,7 +20,7 @@ import redis
 from playwright.sync_api import Page, Route, expect
 from werkzeug.serving import make_server
 
-from core.actors import Actor
+from core.basics.actors import Actor
 from core.write_request import WriteRequest
 from core.writes import create_row
 from services.apps import add_app

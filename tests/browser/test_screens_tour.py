@@ -18,7 +18,7 @@ import redis
 from playwright.sync_api import ConsoleMessage, Page, expect
 from werkzeug.serving import make_server
 
-from core.actors import Actor
+from core.basics.actors import Actor
 from services.events import Publisher
 from services.models import App, db
 from services.writes import write_by_person

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.actors import Actor
+from core.basics.actors import Actor
 from core.manifest.model import load_app
 from tests.core.manifest_cases import example
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from core.actors import Actor
-from core.columns import owned_columns, writer_values
-from core.errors import (
+from core.basics.actors import Actor
+from core.basics.errors import (
     ColumnReadOnly,
 )
+from core.columns import owned_columns, writer_values
 from core.manifest.model import load_app
 from tests.core.example_rows import (
     ORDERS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import (
+from core.basics.errors import (
     RowLocked,
 )
 from core.lock import judge_lock

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.actors import Actor
-from core.errors import (
+from core.basics.actors import Actor
+from core.basics.errors import (
     StateChanged,
     StateMoveForbidden,
     StateMoveNotListed,

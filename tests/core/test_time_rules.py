@@ -12,9 +12,15 @@ from typing import Any
 
 import pytest
 
-from core.actors import Actor
+from core.basics.actors import Actor
+from core.basics.errors import (
+    PublicTooEarly,
+    PublicTooLate,
+    RowNotDue,
+    StateMoveRefused,
+    StateTooLate,
+)
 from core.clock import venue_zone
-from core.errors import PublicTooEarly, PublicTooLate, RowNotDue, StateMoveRefused, StateTooLate
 from core.manifest.model import Late, Moment, Requires, States, load_app
 from core.moments import MomentContext
 from core.time_rules import judge_due, judge_late, judge_requires, late_rule

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from core.errors import ValueRefused
-from core.values import checked_value, text_fault
+from core.basics.errors import ValueRefused
+from core.basics.values import checked_value, text_fault
 
 PLUS_14, MINUS_12 = timezone(timedelta(hours=14)), timezone(timedelta(hours=-12))
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from core.actors import Actor
+from core.basics.actors import Actor
 from core.write_request import WriteRequest
 from core.writes import WriteResult, change_row, create_row
 from tests.integration.sweep_fixtures import Shop

@@ -15,7 +15,7 @@ import pytest
 import redis
 from rq import Queue
 
-from core.actors import Actor
+from core.basics.actors import Actor
 from jobs.sweep import minute_of, sweep_job_id
 from jobs.tick import enqueue_minute
 from jobs.worker import SweepWorker

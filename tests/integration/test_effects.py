@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from core.actors import Actor
-from core.errors import ColumnReadOnly, StateMoveRefused, ValueRefused, WriteConflict
+from core.basics.actors import Actor
+from core.basics.errors import ColumnReadOnly, StateMoveRefused, ValueRefused, WriteConflict
 from core.sample_data import remove_sample, sample_actor
 from core.write_request import WriteRequest
 from core.writes import WriteResult, create_row, make_timed_move

@@ -32,7 +32,7 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 from adminium.cli import main
-from core.errors import AdminiumError
+from core.basics.errors import AdminiumError
 from core.store import Store
 from core.write_request import WriteRequest
 from core.writes import change_row

@@ -17,7 +17,7 @@ from decimal import Decimal
 
 import pytest
 
-from core.errors import AdminiumError, LedgerBusy
+from core.basics.errors import AdminiumError, LedgerBusy
 from core.ledger_entries import PostingRecord, due_holds
 from core.ledgers import give_back_hold
 from core.store import Store, make_engine

@@ -14,8 +14,8 @@ from decimal import Decimal
 import pytest
 import sqlalchemy as sa
 
-from core.actors import Actor
-from core.errors import LedgerBusy, LedgerCap
+from core.basics.actors import Actor
+from core.basics.errors import LedgerBusy, LedgerCap
 from core.sweep import SweepReport, sweep_connection
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row

@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from core.actors import Actor
-from core.errors import AdminiumError, LimitBusy, LimitReached
+from core.basics.actors import Actor
+from core.basics.errors import AdminiumError, LimitBusy, LimitReached
 from core.limits import queue_for_group
 from core.store import Store, make_engine
 from core.sweep import sweep_connection

@@ -13,8 +13,8 @@ import redis
 from flask.testing import FlaskClient
 from simple_websocket import Client
 
-from core.actors import Actor
-from core.events import RowEvent
+from core.basics.actors import Actor
+from core.basics.events import RowEvent
 from services.events import Publisher
 from services.models import db
 from services.sweeps import sweep

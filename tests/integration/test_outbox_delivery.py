@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from core.actors import Actor
+from core.basics.actors import Actor
 from core.store import make_engine
 from core.write_request import WriteRequest
 from core.writes import change_row

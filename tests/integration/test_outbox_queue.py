@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from core.actors import Actor
 from core.adminium_tables import sample_marks
-from core.errors import AdminiumError
+from core.basics.actors import Actor
+from core.basics.errors import AdminiumError
 from core.reminders import candidates_query, queue_reminders
 from core.store_schema import timed_indexes
 from core.write_request import WriteRequest

@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
-from core.actors import Actor
+from core.basics.actors import Actor
 from core.write_request import WriteRequest
 from core.writes import change_row
 from services.models import App, db

@@ -17,7 +17,7 @@ import trustme
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-from core.actors import Actor
+from core.basics.actors import Actor
 from core.write_request import WriteRequest
 from core.writes import change_row
 from services.outbox import drain

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from adminium.cli import main
-from core.actors import Actor
+from core.basics.actors import Actor
 from core.clock import venue_zone
 from core.store import Store
 from core.sweep import SweepOutcome, SweepReport, sweep_connection

@@ -12,10 +12,10 @@ import pytest
 import redis
 import sqlalchemy as sa
 
-from core.actors import Actor
+from core.basics.actors import Actor
+from core.basics.errors import ColumnNotWritable, ValueRefused, WriteConflict
+from core.basics.events import RowEvent
 from core.clock import venue_zone
-from core.errors import ColumnNotWritable, ValueRefused, WriteConflict
-from core.events import RowEvent
 from core.manifest.model import load_app
 from core.store import Store, make_engine
 from core.store_schema import install_app, timed_indexes

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from core.actors import Actor
-from core.errors import RowLocked
+from core.basics.actors import Actor
+from core.basics.errors import RowLocked
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row, make_timed_move
 from tests.integration.pipeline_fixtures import Venue, at

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from core.actors import Actor
-from core.errors import (
+from core.basics.actors import Actor
+from core.basics.errors import (
     AdminiumError,
     PublicTooEarly,
     PublicTooLate,

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from core.actors import Actor
-from core.errors import ValueRefused
+from core.basics.actors import Actor
+from core.basics.errors import ValueRefused
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row
 from tests.integration.pipeline_fixtures import MANIFEST, Venue, at

@@ -17,7 +17,7 @@ from decimal import Decimal
 import pytest
 import sqlalchemy as sa
 
-from core.errors import WriteConflict
+from core.basics.errors import WriteConflict
 from core.ledger_entries import (
     Bounds,
     PostingStatus,

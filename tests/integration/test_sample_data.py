@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from core.actors import Actor
 from core.adminium_tables import audit, sample_marks
+from core.basics.actors import Actor
 from core.sample_data import add_sample, remove_sample, sample_keys, setup_tables
 from core.samples import read_sample
 from core.store import Store

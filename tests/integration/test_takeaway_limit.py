@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from core.actors import Actor
-from core.errors import LimitReached
+from core.basics.actors import Actor
+from core.basics.errors import LimitReached
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row
 from tests.integration.pipeline_fixtures import at

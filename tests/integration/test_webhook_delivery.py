@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from core.actors import Actor
+from core.basics.actors import Actor
 from core.store import make_engine
 from core.write_request import WriteRequest
 from core.writes import change_row

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from core.actors import Actor
-from core.errors import AdminiumError
+from core.basics.actors import Actor
+from core.basics.errors import AdminiumError
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row
 from tests.integration.pipeline_fixtures import at

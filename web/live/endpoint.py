@@ -18,7 +18,7 @@ from flask import Blueprint, abort, g, request
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
-from core.errors import AdminiumError
+from core.basics.errors import AdminiumError
 from services.models import db
 from web.errors import status_of
 from web.live.hub import _CLOSE, _SIGNED_OUT, hub

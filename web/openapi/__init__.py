@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify
 
-from core.errors import echo
+from core.basics.errors import echo
 from services.apps import app_store
 from web.auth import require_user, roles_in
 from web.context import lookup_app

@@ -11,8 +11,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 from werkzeug.wrappers import Response
 
-from core.actors import Actor
-from core.errors import AdminiumError
+from core.basics.actors import Actor
+from core.basics.errors import AdminiumError
 from services.apps import app_store
 from services.connections import get_connection
 from services.errors import DatabaseRefused, first_line

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import jsonify, render_template, request
 from werkzeug.wrappers import Response
 
-from core.errors import echo
+from core.basics.errors import echo
 from core.pending import keys_set_aside, set_aside_rows
 from services.apps import app_store
 from services.models import App, Connection

@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import render_template, request
 
-from core.errors import AdminiumError, echo
+from core.basics.errors import AdminiumError, echo
 from core.hold_reads import row_postings
 from core.manifest.model import MoveSpec, Table
 from core.pending import rules_of, set_aside_rows, waiting_for_no_time

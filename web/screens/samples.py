@@ -11,7 +11,7 @@ from pathlib import Path
 from flask import current_app, render_template, request
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from core.errors import AdminiumError
+from core.basics.errors import AdminiumError
 from core.sample_data import sample_keys
 from services.apps import app_store
 from services.errors import first_line

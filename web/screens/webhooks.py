@@ -20,7 +20,7 @@ from flask import Blueprint, Flask, render_template, request
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.wrappers import Response
 
-from core.errors import AdminiumError
+from core.basics.errors import AdminiumError
 from services.deliveries import app_deliveries, send_again_now
 from services.models import Connection, db
 from services.storage import connection_engine

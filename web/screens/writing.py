@@ -11,8 +11,8 @@ from typing import Any
 
 from flask import render_template, url_for
 
-from core.actors import Actor
-from core.errors import ValueRefused, echo
+from core.basics.actors import Actor
+from core.basics.errors import ValueRefused, echo
 from core.manifest.model import Column
 from core.store import Store
 from core.writes import WriteResult

@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import render_template, request
 
-from core.errors import AdminiumError
+from core.basics.errors import AdminiumError
 from core.pending import set_aside_rows
 from core.store import Store
 from services.apps import app_store

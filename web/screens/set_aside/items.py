@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from core.errors import AdminiumError
+from core.basics.errors import AdminiumError
 from core.fixes import NewMoment, fix_fields, new_moment
 from core.manifest.model import Column, Table
 from core.pending import Aside, rules_of, waiting_on

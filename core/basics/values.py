@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from core.errors import ValueRefused
+from core.basics.errors import ValueRefused
 
 EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
 LATEST = datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=UTC)
