@@ -17,9 +17,9 @@ from typing import IO, Any
 import click
 from pydantic import ValidationError
 
-from core.clock import venue_zone
 from core.manifest.model import Moment
-from core.moments import MomentContext, MomentValueError, read_moment
+from core.time.clock import venue_zone
+from core.time.moments import MomentContext, MomentValueError, read_moment
 
 NO_VALUE = "no value"
 KEYS = {"zone", "moment", "row", "linked", "tables"}

@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 import click
 
 from adminium.control_commands import control_plane, parse_now
-from core.moment_words import instant_words
 from core.preview import Preview
+from core.time.words import instant_words
 from services.preview import connection_zone, parse_set, preview_values
 
 _EFFECT_WORDS = {

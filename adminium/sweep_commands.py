@@ -12,7 +12,6 @@ import click
 import sqlalchemy as sa
 
 from adminium.control_commands import control_plane, parse_now, redis_publisher
-from core.clock import venue_zone
 from core.due import Due, DueHold, Rule
 from core.hold_reads import hold_apps, holds_due
 from core.ledger_entries import PostingRecord
@@ -20,6 +19,7 @@ from core.pending import Pending, pending_moves
 from core.store import Store
 from core.store_schema import timed_indexes
 from core.sweep import LIMIT, SweepReport
+from core.time.clock import venue_zone
 from services.apps import swept_stores
 from services.connections import get_connection
 from services.events import NO_PUBLISHER

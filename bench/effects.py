@@ -28,10 +28,10 @@ from psycopg.types.json import Jsonb
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import database, emit
-from core.clock import venue_zone
 from core.manifest.model import load_app
 from core.store import Store, make_engine
 from core.store_schema import install_app
+from core.time.clock import venue_zone
 from core.writes import make_timed_move
 
 NOW = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)

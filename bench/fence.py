@@ -38,12 +38,12 @@ sys.path.insert(0, str(ROOT))
 
 import core.sweep  # noqa: E402
 from bench.common import database, emit  # noqa: E402
-from core.clock import venue_zone  # noqa: E402
 from core.fence import Fence  # noqa: E402
 from core.manifest.model import load_app  # noqa: E402
 from core.store import Store, make_engine  # noqa: E402
 from core.store_schema import install_app  # noqa: E402
 from core.sweep import SweepOutcome, sweep_connection  # noqa: E402
+from core.time.clock import venue_zone  # noqa: E402
 from tests.integration.pipeline_fixtures import at  # noqa: E402
 from tests.integration.sweep_fixtures import SHOP  # noqa: E402
 
@@ -128,7 +128,7 @@ FROZEN = """
 import json, sys, time
 sys.path.insert(0, sys.argv[4])
 import core.sweep
-from core.clock import venue_zone
+from core.time.clock import venue_zone
 from core.manifest.model import load_app
 from core.store import Store, make_engine
 from core.sweep import sweep_connection

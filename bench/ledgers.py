@@ -33,7 +33,6 @@ from psycopg import sql
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.basics.actors import Actor
-from core.clock import venue_zone
 from core.due import find_due_holds
 from core.ledger_entries import due_holds
 from core.limits import judge_limits
@@ -41,6 +40,7 @@ from core.manifest.model import load_app
 from core.store import Store, make_engine
 from core.store_schema import install_app
 from core.sweep import sweep_connection
+from core.time.clock import venue_zone
 from core.write_request import WriteRequest
 from core.writes import create_row
 from tests.integration.ledger_fixtures import TILL

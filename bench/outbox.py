@@ -32,11 +32,11 @@ from aiosmtpd.controller import Controller
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import database, emit
-from core.clock import venue_zone
 from core.manifest.model import load_app
 from core.reminders import queue_reminders
 from core.store import Store, make_engine
 from core.store_schema import install_app
+from core.time.clock import venue_zone
 from services.outbox import drain
 from services.smtp import SmtpConfig, build_message
 from tests.integration.outbox_fixtures import free_port, mail_shop_manifest

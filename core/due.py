@@ -20,13 +20,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.adminium_tables import postings
-from core.clock import venue_day, wall_to_instant
 from core.holds import held_until, holding_tables, is_held
 from core.ledger_entries import PostingRecord, PostingStatus, due_holds, posting_of
 from core.manifest.model import Hold, Moment, RowTime, Shift, Timed
-from core.moments import MomentContext, MomentValueError, Tables, apply_shift, resolve_moment
 from core.set_aside import RecordKey, SetAside
 from core.store import Row, Store
+from core.time.clock import venue_day, wall_to_instant
+from core.time.moments import MomentContext, MomentValueError, Tables, apply_shift, resolve_moment
 
 log = logging.getLogger(__name__)
 

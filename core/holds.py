@@ -14,7 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from core.manifest.model import App, Hold, Moment, RowTime, Table
-from core.moments import MomentContext, Tables, read_moment
+from core.time.moments import MomentContext, Tables, read_moment
 
 
 def hold_columns(moment: Moment) -> list[str]:

@@ -21,8 +21,8 @@ from core.ledger_entries import Bounds, EntryKind, PostingRecord, PostingStatus,
 from core.manifest.ledger_model import Ledger
 from core.manifest.model import Table
 from core.manifest.refs import SettingRef
-from core.moments import Tables, read_setting
 from core.store import Store
+from core.time.moments import Tables, read_setting
 
 
 @dataclass(frozen=True)

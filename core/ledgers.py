@@ -34,9 +34,9 @@ from core.ledger_entries import (
 )
 from core.ledger_postings import give_back_rule
 from core.manifest.model import Table
-from core.moments import Tables
 from core.set_aside import drop_set_aside, set_aside_row, sets_aside
 from core.store import Row, Store
+from core.time.moments import Tables
 
 log = logging.getLogger(__name__)
 

@@ -26,9 +26,9 @@ from core.basics.errors import LimitBusy, LimitReached
 from core.holds import hold_columns, hold_ended, is_held
 from core.manifest.model import Limit, Table
 from core.manifest.refs import SettingRef
-from core.moments import Tables, read_setting
 from core.sample_marks import is_sample_row
 from core.store import Store
+from core.time.moments import Tables, read_setting
 
 BUSY_WAIT = "2s"
 """How long a writer waits for the other writers of its group (PostgreSQL lock_timeout)."""

@@ -29,8 +29,8 @@ from core.due import moment_parts, stream_of, timed_rules
 from core.holds import holding_tables
 from core.ledger_entries import PostingStatus
 from core.manifest.model import Moment
-from core.moments import MomentContext, MomentValueError, Tables, resolve_moment
 from core.store import Row, Store, collect_tables
+from core.time.moments import MomentContext, MomentValueError, Tables, resolve_moment
 
 
 def next_due(

@@ -15,9 +15,9 @@ from datetime import datetime
 from core.basics.actors import Actor
 from core.basics.errors import AdminiumError
 from core.manifest.model import Late, MoveSpec
-from core.moments import MomentContext
 from core.moves import judge_move
 from core.store import Row, Store
+from core.time.moments import MomentContext
 from core.time_rules import judge_late, judge_requires, late_rule
 
 

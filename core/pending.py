@@ -16,10 +16,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.due import Rule, find_due, timed_rules
-from core.moment_words import explain_moment, why_no_time
-from core.moments import MomentContext, MomentValueError, Reading, Tables, resolve_moment
 from core.set_aside import SetAside, read_set_aside
 from core.store import Row, Store
+from core.time.moments import MomentContext, MomentValueError, Reading, Tables, resolve_moment
+from core.time.words import explain_moment, why_no_time
 
 PENDING_HORIZON = timedelta(days=7)
 """How far ahead the pending list looks."""
@@ -36,7 +36,7 @@ class Waiting:
     rule: Rule
     reading: Reading
     words: str = ""
-    """How the moment was read, in words (`core.moment_words`)."""
+    """How the moment was read, in words (`core.time.words`)."""
 
     @property
     def source(self) -> str:
@@ -78,7 +78,7 @@ class Pending:
     record: SetAside | None
     set_aside: bool
     words: str = ""
-    """How its moment was read, in words (`core.moment_words`)."""
+    """How its moment was read, in words (`core.time.words`)."""
 
 
 def rules_of(store: Store, table: str) -> list[Rule]:

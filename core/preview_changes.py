@@ -14,9 +14,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.due import HoldSource, Rule
-from core.moment_words import explain_moment
-from core.moments import MomentContext, MomentValueError, Tables, resolve_moment
 from core.store import Row, Store, collect_tables
+from core.time.moments import MomentContext, MomentValueError, Tables, resolve_moment
+from core.time.words import explain_moment
 
 CHUNK = 1000
 """Keys read per statement."""

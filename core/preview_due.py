@@ -25,8 +25,6 @@ from core.due import (
 )
 from core.holds import held_until, is_held
 from core.ledger_entries import PostingStatus
-from core.moment_words import explain_moment
-from core.moments import MomentContext, MomentValueError
 from core.preview_changes import (
     CHUNK,
     Changed,
@@ -39,6 +37,8 @@ from core.preview_changes import (
 )
 from core.set_aside import RecordKey, SetAside
 from core.store import Row
+from core.time.moments import MomentContext, MomentValueError
+from core.time.words import explain_moment
 
 _RuleName = tuple[str, str, str, int]
 """A timed rule by (table, from, to, n-th such)."""

@@ -11,14 +11,14 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from core.clock import parse_wall_time
 from core.manifest.outbox_model import Lead, Reminder
 from core.manifest.refs import SettingRef
-from core.moments import Tables, read_setting
 from core.outbox import producers, reminder_address
 from core.preview_changes import Changed, Side, near, unchanged
 from core.reminders import LEAD_LABEL, candidates_query, largest_lead, lead_hours, send_time
 from core.store import Row, Store
+from core.time.clock import parse_wall_time
+from core.time.moments import Tables, read_setting
 
 _Sends = dict[str, tuple[datetime | None, datetime, Row]]
 """Per row (key as text): its send time on a side (None: not sent), its moment, the row."""

@@ -26,11 +26,11 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.basics.errors import AdminiumError
-from core.clock import parse_wall_time, shift_instant, venue_day, wall_to_instant
-from core.hours import hours_edge
 from core.manifest.model import App
 from core.manifest.refs import HoursRef, SettingRef
-from core.moments import read_setting
+from core.time.clock import parse_wall_time, shift_instant, venue_day, wall_to_instant
+from core.time.hours import hours_edge
+from core.time.moments import read_setting
 
 Row = dict[str, Any]
 Tables = Mapping[str, Sequence[Mapping[str, Any]]]

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from core.manifest.model import Table
 from core.manifest.refs import ValueWatch
-from core.moments import Tables, apply_shift
+from core.time.moments import Tables, apply_shift
 
 Row = Mapping[str, Any]
 

@@ -22,9 +22,9 @@ from sqlalchemy.engine import Connection, Engine
 
 from core.manifest.model import App, Table
 from core.manifest.refs import HoursRef, SettingCondition, SettingRef
-from core.moments import MomentContext, Tables
 from core.reads import Reads, ReadsCache
 from core.store_schema import build_metadata
+from core.time.moments import MomentContext, Tables
 
 Row = dict[str, Any]
 

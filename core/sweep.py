@@ -27,7 +27,6 @@ from core.fence import LEASE, Fence, autocommit
 from core.ledger_entries import PostingRecord
 from core.ledgers import GiveBack, redate_hold, try_give_back
 from core.minute_work import has_minute_work
-from core.moments import Tables
 from core.next_due import next_due
 from core.reminders import queue_reminders
 from core.set_aside import (
@@ -44,6 +43,7 @@ from core.set_aside import (
 )
 from core.store import Store
 from core.sweep_records import Opened, close_fenced, close_sweep, open_fenced, write_sweep
+from core.time.moments import Tables
 from core.writes import WriteResult, make_timed_move
 
 log = logging.getLogger(__name__)

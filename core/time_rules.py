@@ -20,7 +20,7 @@ from core.basics.errors import (
 )
 from core.manifest.model import Late, Moment, Requires, States, Timed
 from core.manifest.refs import SettingRef
-from core.moments import MomentContext, apply_shift, read_setting, resolve_moment
+from core.time.moments import MomentContext, apply_shift, read_setting, resolve_moment
 
 
 def _iso(instant: datetime) -> str:

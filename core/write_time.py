@@ -15,8 +15,8 @@ from sqlalchemy.engine import Connection
 from core.basics.actors import Actor
 from core.basics.errors import WriteConflict
 from core.manifest.model import MoveSpec, Table, Timed
-from core.moments import Tables
 from core.store import Row, Store
+from core.time.moments import Tables
 from core.time_rules import LateVerdict, judge_due, judge_late, judge_requires, late_rule
 
 

@@ -39,9 +39,9 @@ from core.effects import Cause, MoveLinked, make_effects
 from core.ledger_postings import PostingPlan, make_postings, plan_postings, total_postings
 from core.manifest.lookup import total_columns
 from core.manifest.model import Timed
-from core.moments import Tables
 from core.stamps import code_values, stamp_values
 from core.store import Row, Store
+from core.time.moments import Tables
 from core.totals import new_totals, touch_totals
 from core.write_judging import Judged, hold_row, judge_write
 from core.write_refusals import database_refusal

@@ -11,9 +11,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.basics.values import text_fault
-from core.clock import UnknownZone, known_zone
 from core.manifest.model import load_app
 from core.minute_work import has_minute_work
+from core.time.clock import UnknownZone, known_zone
 from services.errors import AlreadyExists, InvalidValue, NotFound
 from services.events import Publisher
 from services.models import App, Connection

@@ -24,12 +24,12 @@ from sqlalchemy.orm import Session
 from core.basics.errors import AdminiumError
 from core.basics.values import checked_value
 from core.manifest.model import load_app
-from core.moments import Tables
 from core.preview import HORIZON, Preview, compare
 from core.preview_changes import Side
 from core.preview_reminders import lead_tables
 from core.set_aside import read_set_aside
 from core.store import Row, Store
+from core.time.moments import Tables
 from services.apps import app_store, refuse_failed_check, table_owner
 from services.connections import get_connection
 from services.errors import DatabaseRefused, InvalidValue, first_line

@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from core.clock import (
+from core.manifest.base import WEEKDAYS
+from core.time.clock import (
     UnknownZone,
     known_zone,
     parse_wall_time,
@@ -16,7 +17,6 @@ from core.clock import (
     venue_zone,
     wall_to_instant,
 )
-from core.manifest.base import WEEKDAYS
 
 LONDON = venue_zone("Europe/London")
 BERLIN = venue_zone("Europe/Berlin")

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from core.clock import venue_zone
-from core.hours import hours_edge
 from core.manifest.refs import HoursRef
+from core.time.clock import venue_zone
+from core.time.hours import hours_edge
 
 LONDON = venue_zone("Europe/London")
 SANTIAGO = venue_zone("America/Santiago")

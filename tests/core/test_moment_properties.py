@@ -20,9 +20,9 @@ from zoneinfo import ZoneInfo
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from core.clock import venue_zone, wall_to_instant
 from core.manifest.model import Shift
-from core.moments import apply_shift
+from core.time.clock import venue_zone, wall_to_instant
+from core.time.moments import apply_shift
 
 MINUTE = timedelta(minutes=1)
 # Offsets run from UTC-12 to UTC+14, so a wall time is shown within these bounds of itself.

@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from core.manifest.model import Moment
-from core.moment_words import explain_moment, why_no_time
-from core.moments import MomentContext
+from core.time.moments import MomentContext
+from core.time.words import explain_moment, why_no_time
 
 LONDON = ZoneInfo("Europe/London")
 HOURS = {

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from core.clock import venue_zone
 from core.manifest.model import Moment, Shift
 from core.manifest.refs import SettingRef
-from core.moments import (
+from core.time.clock import venue_zone
+from core.time.moments import (
     MomentContext,
     MomentValueError,
     Reading,

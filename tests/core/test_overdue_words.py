@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from core.moment_words import aside_words, overdue_words, span_words
+from core.time.words import aside_words, overdue_words, span_words
 
 LONDON = ZoneInfo("Europe/London")
 # Due Mon 13 July 23:00 BST = 22:00 UTC; now Tue 14 July 05:05 UTC = 06:05 BST, 7 h 5 min

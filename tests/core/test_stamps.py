@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from core.clock import venue_zone
 from core.stamps import code_values, firing_stamps, stamp_values
+from core.time.clock import venue_zone
 from tests.core.example_rows import (
     TICKETS,
 )

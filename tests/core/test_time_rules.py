@@ -20,9 +20,9 @@ from core.basics.errors import (
     StateMoveRefused,
     StateTooLate,
 )
-from core.clock import venue_zone
 from core.manifest.model import Late, Moment, Requires, States, load_app
-from core.moments import MomentContext
+from core.time.clock import venue_zone
+from core.time.moments import MomentContext
 from core.time_rules import judge_due, judge_late, judge_requires, late_rule
 from tests.core.manifest_cases import example
 

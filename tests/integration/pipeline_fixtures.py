@@ -14,11 +14,11 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from core.clock import venue_zone
 from core.manifest.model import App, load_app
 from core.samples import SampleFile, load_sample
 from core.store import Store, make_engine
 from core.store_schema import install_app
+from core.time.clock import venue_zone
 from tests.conftest import ROOT
 
 LONDON = "Europe/London"

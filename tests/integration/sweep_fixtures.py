@@ -10,11 +10,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from core.clock import venue_zone
 from core.manifest.model import load_app
 from core.store import Store, make_engine
 from core.store_schema import install_app
 from core.sweep import SweepReport, sweep_connection
+from core.time.clock import venue_zone
 from tests.integration.pipeline_fixtures import HOURS, Venue
 
 # Hand-written, not examples/takeaway.json: the sweep tests need a timed move at a plain

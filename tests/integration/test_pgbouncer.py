@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 from adminium.cli import main
 from core.basics.actors import Actor
-from core.clock import venue_zone
 from core.store import Store
 from core.sweep import SweepOutcome, SweepReport, sweep_connection
+from core.time.clock import venue_zone
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row
 from services.connections import STATEMENT_POOLING

@@ -15,10 +15,10 @@ import sqlalchemy as sa
 from core.basics.actors import Actor
 from core.basics.errors import ColumnNotWritable, ValueRefused, WriteConflict
 from core.basics.events import RowEvent
-from core.clock import venue_zone
 from core.manifest.model import load_app
 from core.store import Store, make_engine
 from core.store_schema import install_app, timed_indexes
+from core.time.clock import venue_zone
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row
 from services.events import Publisher, events_channel

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 FROZEN = """
 import json, sys, time
-from core.clock import venue_zone
+from core.time.clock import venue_zone
 from core.manifest.model import load_app
 from core.store import Store, make_engine
 from core.sweep import sweep_connection

@@ -29,7 +29,7 @@ KILLED_AFTER = 4
 # A sweep that says when it has moved KILLED_AFTER rows, then waits to be killed.
 KILLED = """
 import json, sys, time
-from core.clock import venue_zone
+from core.time.clock import venue_zone
 from core.manifest.model import load_app
 from core.store import Store, make_engine
 from core.sweep import sweep_connection

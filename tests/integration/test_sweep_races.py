@@ -146,7 +146,7 @@ def test_sweep_stops_at_its_deadline_and_the_rest_go_next_minute(shop: Shop) -> 
 
 WORKER = """
 import json, sys, time
-from core.clock import venue_zone
+from core.time.clock import venue_zone
 from core.manifest.model import load_app
 from core.store import Store, make_engine
 from core.sweep import sweep_connection

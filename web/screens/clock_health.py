@@ -17,10 +17,10 @@ import redis
 from flask import request
 from sqlalchemy.exc import DBAPIError
 
-from core.moment_words import span_words
 from core.pending import PENDING_HORIZON, pending_moves
 from core.store import Store
 from core.sweep_health import SweepHealth, read_health
+from core.time.words import span_words
 from services.apps import swept_stores
 from services.models import Connection
 from web.context import clock, publisher

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 from flask import Flask
 
-from core.moment_words import aside_words, overdue_words, span_words
+from core.time.words import aside_words, overdue_words, span_words
 from web.screens.labels import state_label
 
 VERBS = {

@@ -16,10 +16,10 @@ from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from core.clock import parse_wall_time, shift_instant, venue_day, wall_to_instant
-from core.hours import hours_edge
 from core.manifest.model import Moment, RowTime, Shift
 from core.manifest.refs import HoursEdge, SettingRef
+from core.time.clock import parse_wall_time, shift_instant, venue_day, wall_to_instant
+from core.time.hours import hours_edge
 
 Row = Mapping[str, Any]
 Tables = Mapping[str, Sequence[Row]]

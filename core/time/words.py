@@ -1,7 +1,7 @@
 """How a moment was read, in words: "closing hour on Friday (opening hours) → Fri 21:00".
 
 The instant, and which part of the moment gave it, are always the engine's own answer
-(`core.moments.resolve_moment`, asked of the moment and of each fallback alone); this
+(`core.time.moments.resolve_moment`, asked of the moment and of each fallback alone); this
 module only names the parts it read, with the values it found, so the words can never
 say another time than the sweep acts on.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from core.clock import venue_day
 from core.manifest.model import Moment, RowTime, Shift
 from core.manifest.refs import HoursEdge, SettingRef
-from core.moments import MomentContext, MomentValueError, read_setting, resolve_moment
+from core.time.clock import venue_day
+from core.time.moments import MomentContext, MomentValueError, read_setting, resolve_moment
 
 _UNIT_WORDS = {"minutes": ("minute", "min"), "hours": ("hour", "h"), "days": ("day", "d")}
 _EDGES = {"closes": "closing hour", "opens": "opening hour"}

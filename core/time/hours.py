@@ -7,9 +7,9 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from core.clock import parse_wall_time, wall_to_instant
 from core.manifest.base import WEEKDAYS
 from core.manifest.refs import HoursRef
+from core.time.clock import parse_wall_time, wall_to_instant
 
 EDGES = ("opens", "closes")
 
