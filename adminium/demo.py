@@ -28,7 +28,7 @@ from sqlalchemy import select
 from core.basics.actors import Actor
 from core.sample_data import SampleRow
 from core.samples import load_sample
-from core.store import Store
+from core.store.store import Store
 from services import apps, connections, users, webhooks
 from services.demo_account import DEMO_EMAIL, DEMO_PASSWORD
 from services.events import NO_PUBLISHER

@@ -22,8 +22,8 @@ from core.basics.actors import Actor
 from core.basics.errors import AdminiumError
 from core.hold_reads import GiveBackAside, set_aside_give_backs
 from core.pending import Aside, set_aside_rows
-from core.set_aside import refusal_details, refusal_words
-from core.store import Store
+from core.store.set_aside import refusal_details, refusal_words
+from core.store.store import Store
 from services.apps import app_store, find_table, lookup_app, swept_stores
 from services.connections import get_connection
 from services.errors import NotFound

@@ -16,8 +16,8 @@ from core.due import Due, DueHold, Rule
 from core.hold_reads import hold_apps, holds_due
 from core.ledger_entries import PostingRecord
 from core.pending import Pending, pending_moves
-from core.store import Store
-from core.store_schema import timed_indexes
+from core.store.install import timed_indexes
+from core.store.store import Store
 from core.sweep import LIMIT, SweepReport
 from core.time.clock import venue_zone
 from services.apps import swept_stores

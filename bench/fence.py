@@ -40,8 +40,8 @@ import core.sweep  # noqa: E402
 from bench.common import database, emit  # noqa: E402
 from core.fence import Fence  # noqa: E402
 from core.manifest.model import load_app  # noqa: E402
-from core.store import Store, make_engine  # noqa: E402
-from core.store_schema import install_app  # noqa: E402
+from core.store.install import install_app  # noqa: E402
+from core.store.store import Store, make_engine  # noqa: E402
 from core.sweep import SweepOutcome, sweep_connection  # noqa: E402
 from core.time.clock import venue_zone  # noqa: E402
 from tests.integration.pipeline_fixtures import at  # noqa: E402
@@ -130,7 +130,7 @@ sys.path.insert(0, sys.argv[4])
 import core.sweep
 from core.time.clock import venue_zone
 from core.manifest.model import load_app
-from core.store import Store, make_engine
+from core.store.store import Store, make_engine
 from core.sweep import sweep_connection
 from tests.integration.pipeline_fixtures import at
 url, manifest, case = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]

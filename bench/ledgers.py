@@ -37,8 +37,8 @@ from core.due import find_due_holds
 from core.ledger_entries import due_holds
 from core.limits import judge_limits
 from core.manifest.model import load_app
-from core.store import Store, make_engine
-from core.store_schema import install_app
+from core.store.install import install_app
+from core.store.store import Store, make_engine
 from core.sweep import sweep_connection
 from core.time.clock import venue_zone
 from core.write_request import WriteRequest

@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core.manifest.model import load_app  # noqa: E402
-from core.store import make_engine  # noqa: E402
-from core.store_schema import install_app  # noqa: E402
+from core.store.install import install_app  # noqa: E402
+from core.store.store import make_engine  # noqa: E402
 from services.storage import upgrade_control_plane  # noqa: E402
 from tests.integration.sweep_fixtures import SHOP  # noqa: E402
 

@@ -51,8 +51,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import database, emit
 from core.due import find_due
 from core.manifest.model import load_app
-from core.store import Store, make_engine
-from core.store_schema import install_app
+from core.store.install import install_app
+from core.store.store import Store, make_engine
 from core.sweep import sweep_connection
 from core.time.clock import venue_zone
 from tests.integration.sweep_fixtures import SHOP

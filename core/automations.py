@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import MailStatus, deliveries
 from core.basics.actors import Actor, ActorKind
 from core.basics.json_rows import jsonable, row_json
 from core.manifest.automation_model import Automation
-from core.sample_marks import is_sample_row
 from core.stamps import takes_value
+from core.store.sample_marks import is_sample_row
+from core.store.schema import MailStatus, deliveries
 
 if TYPE_CHECKING:
-    from core.store import Store
+    from core.store.store import Store
 
 Row = Mapping[str, Any]
 

@@ -19,12 +19,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import postings
 from core.holds import held_until, holding_tables, is_held
 from core.ledger_entries import PostingRecord, PostingStatus, due_holds, posting_of
 from core.manifest.model import Hold, Moment, RowTime, Shift, Timed
-from core.set_aside import RecordKey, SetAside
-from core.store import Row, Store
+from core.store.schema import postings
+from core.store.set_aside import RecordKey, SetAside
+from core.store.store import Row, Store
 from core.time.clock import venue_day, wall_to_instant
 from core.time.moments import MomentContext, MomentValueError, Tables, apply_shift, resolve_moment
 
@@ -345,7 +345,7 @@ class HoldSource:
 
     def paid(self, table: sa.Table) -> Any:
         """Rows with something to give back: a posting's amount above 0, from an account."""
-        # A literal 0, as the partial index `core.store_schema.hold_indexes` is written with.
+        # A literal 0, as the partial index `core.store.install.hold_indexes` is written with.
         return sa.or_(
             *(
                 sa.and_(table.c[amount] > sa.literal_column("0"), table.c[via].is_not(None))

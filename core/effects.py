@@ -21,12 +21,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import sample_marks
 from core.basics.errors import AdminiumError, PublicError, WriteConflict
 from core.manifest.effect_rules import MAX_DEPTH, effect_target
 from core.manifest.model import Effect, MoveSpec, Table
-from core.sample_marks import is_sample_row
-from core.store import Store
+from core.store.sample_marks import is_sample_row
+from core.store.schema import sample_marks
+from core.store.store import Store
 
 Row = Mapping[str, Any]
 

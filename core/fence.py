@@ -34,8 +34,8 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import ADMINIUM_SCHEMA, fences
-from core.install_lock import INSTALL_LOCK
+from core.store.install_lock import INSTALL_LOCK
+from core.store.schema import ADMINIUM_SCHEMA, fences
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

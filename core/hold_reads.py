@@ -12,7 +12,6 @@ from decimal import Decimal
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import ledger_entries
 from core.due import DueHolds, as_rows_read, find_due_holds
 from core.holds import holding_tables
 from core.ledger_accounts import ledger_bounds
@@ -21,8 +20,9 @@ from core.ledger_postings import give_back_rule
 from core.ledger_statement import Entry, entry_of
 from core.manifest.ledger_model import Ledger
 from core.pending import set_aside_rows
-from core.set_aside import SetAside, read_set_aside
-from core.store import Row, Store
+from core.store.schema import ledger_entries
+from core.store.set_aside import SetAside, read_set_aside
+from core.store.store import Row, Store
 
 NEVER = datetime.max.replace(tzinfo=UTC)
 WAITING_LIMIT = 200

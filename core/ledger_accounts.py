@@ -21,7 +21,7 @@ from core.ledger_entries import Bounds, EntryKind, PostingRecord, PostingStatus,
 from core.manifest.ledger_model import Ledger
 from core.manifest.model import Table
 from core.manifest.refs import SettingRef
-from core.store import Store
+from core.store.store import Store
 from core.time.moments import Tables, read_setting
 
 

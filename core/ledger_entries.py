@@ -4,7 +4,7 @@
 kind take / give-back, actor, time), written in the same transaction as the change, so
 an account's history can be read and checked. `postings`: one record per row and posting
 that took its amount: `held` until heldUntil, then `taken` for good or `given-back`. The
-tables join `core.adminium_tables.adminium_metadata`, so `install_app` makes them.
+tables join `core.store.schema.adminium_metadata`, so `install_app` makes them.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import ledger_entries, postings
 from core.basics.errors import WriteConflict
+from core.store.schema import ledger_entries, postings
 
 
 class EntryKind(StrEnum):

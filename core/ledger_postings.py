@@ -35,10 +35,10 @@ from core.manifest.ledger_model import Ledger, Posting
 from core.manifest.lookup import total_columns
 from core.manifest.model import Table
 from core.manifest.refs import ValueWatch
-from core.sample_marks import is_sample_row
-from core.set_aside import drop_set_aside
 from core.stamps import takes_value
-from core.store import Row, Store
+from core.store.sample_marks import is_sample_row
+from core.store.set_aside import drop_set_aside
+from core.store.store import Row, Store
 
 
 def give_back_rule(posting: int) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 from core.basics.errors import RowNotFound
 from core.ledger_entries import account_entries
 from core.manifest.ledger_model import Ledger
-from core.store import Store
+from core.store.store import Store
 
 
 @dataclass(frozen=True)

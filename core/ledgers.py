@@ -18,7 +18,6 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.audit import audit_entry, write_and_audit
 from core.basics.actors import Actor
 from core.basics.errors import AdminiumError, WriteConflict
 from core.basics.events import RowEvent
@@ -34,8 +33,9 @@ from core.ledger_entries import (
 )
 from core.ledger_postings import give_back_rule
 from core.manifest.model import Table
-from core.set_aside import drop_set_aside, set_aside_row, sets_aside
-from core.store import Row, Store
+from core.store.audit import audit_entry, write_and_audit
+from core.store.set_aside import drop_set_aside, set_aside_row, sets_aside
+from core.store.store import Row, Store
 from core.time.moments import Tables
 
 log = logging.getLogger(__name__)

@@ -20,14 +20,14 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import sample_marks
 from core.basics.actors import Actor, ActorKind
 from core.basics.errors import LimitBusy, LimitReached
 from core.holds import hold_columns, hold_ended, is_held
 from core.manifest.model import Limit, Table
 from core.manifest.refs import SettingRef
-from core.sample_marks import is_sample_row
-from core.store import Store
+from core.store.sample_marks import is_sample_row
+from core.store.schema import sample_marks
+from core.store.store import Store
 from core.time.moments import Tables, read_setting
 
 BUSY_WAIT = "2s"

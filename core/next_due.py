@@ -24,12 +24,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import postings
 from core.due import moment_parts, stream_of, timed_rules
 from core.holds import holding_tables
 from core.ledger_entries import PostingStatus
 from core.manifest.model import Moment
-from core.store import Row, Store, collect_tables
+from core.store.schema import postings
+from core.store.store import Row, Store, collect_tables
 from core.time.moments import MomentContext, MomentValueError, Tables, resolve_moment
 
 

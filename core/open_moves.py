@@ -16,7 +16,7 @@ from core.basics.actors import Actor
 from core.basics.errors import AdminiumError
 from core.manifest.model import Late, MoveSpec
 from core.moves import judge_move
-from core.store import Row, Store
+from core.store.store import Row, Store
 from core.time.moments import MomentContext
 from core.time_rules import judge_late, judge_requires, late_rule
 

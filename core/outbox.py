@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import MailStatus, outbox
 from core.basics.actors import Actor, ActorKind
 from core.mail import RowValues, render_words
 from core.manifest.model import App
 from core.manifest.outbox_model import Message, Reminder
-from core.sample_marks import is_sample_row
 from core.stamps import takes_value
+from core.store.sample_marks import is_sample_row
+from core.store.schema import MailStatus, outbox
 
 if TYPE_CHECKING:
-    from core.store import Store
+    from core.store.store import Store
 
 Row = Mapping[str, Any]
 

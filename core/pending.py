@@ -2,7 +2,7 @@
 
 Reads only (the screens and the console show these); every write goes through
 `core.writes`' one pipeline. The due rows come from `core.due.find_due` (the sweep's own
-search), looked a horizon ahead; "set aside" is `core.set_aside`'s one rule.
+search), looked a horizon ahead; "set aside" is `core.store.set_aside`'s one rule.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.due import Rule, find_due, timed_rules
-from core.set_aside import SetAside, read_set_aside
-from core.store import Row, Store
+from core.store.set_aside import SetAside, read_set_aside
+from core.store.store import Row, Store
 from core.time.moments import MomentContext, MomentValueError, Reading, Tables, resolve_moment
 from core.time.words import explain_moment, why_no_time
 

@@ -28,7 +28,7 @@ from sqlalchemy.engine import Connection
 from core.preview_changes import Changed, Side
 from core.preview_due import hold_changes, timed_changes
 from core.preview_reminders import reminder_changes
-from core.set_aside import RecordKey, SetAside
+from core.store.set_aside import RecordKey, SetAside
 
 HORIZON = timedelta(days=8)
 """How far past `now` a moment's change is listed: a week and a day, so a weekly hour's
@@ -105,7 +105,7 @@ def compare(
     records: Mapping[RecordKey, SetAside] | None = None,
 ) -> Preview:
     """The preview of a change, per app name its side before and after, read on `conn`
-    (`records`: the set-aside records, `core.set_aside.read_set_aside`)."""
+    (`records`: the set-aside records, `core.store.set_aside.read_set_aside`)."""
     if now.utcoffset() is None:
         raise ValueError("now must carry its offset")
     preview = Preview(now, horizon)

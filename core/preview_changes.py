@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.due import HoldSource, Rule
-from core.store import Row, Store, collect_tables
+from core.store.store import Row, Store, collect_tables
 from core.time.moments import MomentContext, MomentValueError, Tables, resolve_moment
 from core.time.words import explain_moment
 

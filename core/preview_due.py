@@ -13,7 +13,6 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import postings
 from core.due import (
     HoldSource,
     Rule,
@@ -35,8 +34,9 @@ from core.preview_changes import (
     read_rows,
     unchanged,
 )
-from core.set_aside import RecordKey, SetAside
-from core.store import Row
+from core.store.schema import postings
+from core.store.set_aside import RecordKey, SetAside
+from core.store.store import Row
 from core.time.moments import MomentContext, MomentValueError
 from core.time.words import explain_moment
 

@@ -16,7 +16,7 @@ from core.manifest.refs import SettingRef
 from core.outbox import producers, reminder_address
 from core.preview_changes import Changed, Side, near, unchanged
 from core.reminders import LEAD_LABEL, candidates_query, largest_lead, lead_hours, send_time
-from core.store import Row, Store
+from core.store.store import Row, Store
 from core.time.clock import parse_wall_time
 from core.time.moments import Tables, read_setting
 

@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from core.basics.errors import ValueRefused
-from core.store import Store
+from core.store.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -13,14 +13,14 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import audit, sample_marks, set_aside
-from core.audit import audit_entry
 from core.basics.actors import Actor, ActorKind
 from core.basics.events import RowEvent
 from core.columns import owned_columns
 from core.manifest.model import App, Table
 from core.samples import Context, SampleFile, SampleRefused, resolve_row
-from core.store import Row, Store
+from core.store.audit import audit_entry
+from core.store.schema import audit, sample_marks, set_aside
+from core.store.store import Row, Store
 from core.totals import Touched, touch_totals, write_totals
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row

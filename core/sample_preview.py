@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 from core.due import find_due, find_due_holds
 from core.sample_data import SampleRow, add_sample
 from core.samples import SampleFile
-from core.store import Store
+from core.store.store import Store
 
 SEARCH_LIMIT = 100_000
 """How many due rows (and holds) the search reads at most: the venue's own due rows are

@@ -29,7 +29,7 @@ from core.ledgers import GiveBack, redate_hold, try_give_back
 from core.minute_work import has_minute_work
 from core.next_due import next_due
 from core.reminders import queue_reminders
-from core.set_aside import (
+from core.store.set_aside import (
     RecordKey,
     SetAside,
     drop_left_from,
@@ -41,7 +41,7 @@ from core.set_aside import (
     set_aside_row,
     sets_aside,
 )
-from core.store import Store
+from core.store.store import Store
 from core.sweep_records import Opened, close_fenced, close_sweep, open_fenced, write_sweep
 from core.time.moments import Tables
 from core.writes import WriteResult, make_timed_move

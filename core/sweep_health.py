@@ -15,7 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from core.adminium_tables import RUNNING, sweeps
+from core.store.schema import RUNNING, sweeps
 from core.sweep_records import STOPPED, WENT_AWAY, moves_since_start, recent_sweeps
 
 SWEEP_EVERY = timedelta(minutes=1)

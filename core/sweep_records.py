@@ -1,6 +1,6 @@
 """Each minute's sweep of a connection, recorded in the connection's database.
 
-Its table is `core.adminium_tables.sweeps`, which `install_app` makes with the audit table
+Its table is `core.store.schema.sweeps`, which `install_app` makes with the audit table
 (schema `adminium`), idempotently.
 
 A sweep records its minute as it starts (outcome `running`, with the audit's last id) and
@@ -21,14 +21,14 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import (
+from core.basics.actors import ActorKind
+from core.fence import LET_GO_SQL, TAKE_SQL, Fence, autocommit
+from core.store.schema import (
     RUNNING,
     audit,
     set_aside,
     sweeps,
 )
-from core.basics.actors import ActorKind
-from core.fence import LET_GO_SQL, TAKE_SQL, Fence, autocommit
 
 STOPPED = "stopped"
 WENT_AWAY = "the worker went away"

@@ -21,12 +21,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import sample_marks
 from core.basics.errors import WriteConflict
 from core.basics.events import RowEvent
 from core.manifest.lookup import total_columns
 from core.manifest.model import App, Table, TotalRule
-from core.store import Store
+from core.store.schema import sample_marks
+from core.store.store import Store
 
 Row = Mapping[str, Any]
 Parent = tuple[str, Any]

@@ -18,7 +18,7 @@ from core.lock import judge_lock
 from core.manifest.model import MoveSpec, Table
 from core.moves import judge_move
 from core.stamps import firing_stamps
-from core.store import Row, Store
+from core.store.store import Row, Store
 from core.write_request import Run
 from core.write_time import TimeVerdict, judge_time
 

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from core.basics.errors import ColumnNotWritable, WriteConflict
 from core.refusals import refused_value
-from core.store import Store
+from core.store.store import Store
 
 
 def database_refusal(

@@ -13,7 +13,7 @@ from typing import Any
 from core.basics.actors import Actor
 from core.effects import Cause
 from core.manifest.model import Timed
-from core.store import Row
+from core.store.store import Row
 from core.time.moments import Tables
 from core.write_settling import Settling
 

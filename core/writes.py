@@ -29,8 +29,6 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import sample_marks
-from core.audit import AUDIT_ID, audit_entry, write_and_audit
 from core.basics.actors import Actor, ActorKind
 from core.basics.errors import RowNotFound, ValueRefused
 from core.basics.events import RowEvent
@@ -40,7 +38,9 @@ from core.ledger_postings import PostingPlan, make_postings, plan_postings, tota
 from core.manifest.lookup import total_columns
 from core.manifest.model import Timed
 from core.stamps import code_values, stamp_values
-from core.store import Row, Store
+from core.store.audit import AUDIT_ID, audit_entry, write_and_audit
+from core.store.schema import sample_marks
+from core.store.store import Row, Store
 from core.time.moments import Tables
 from core.totals import new_totals, touch_totals
 from core.write_judging import Judged, hold_row, judge_write

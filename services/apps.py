@@ -19,8 +19,8 @@ from core.manifest.check import check_manifest
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
 from core.minute_work import has_minute_work
-from core.store import Store
-from core.store_schema import install_adminium, install_app
+from core.store.install import install_adminium, install_app
+from core.store.store import Store
 from services.connections import get_connection
 from services.errors import (
     AlreadyExists,

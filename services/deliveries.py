@@ -28,8 +28,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 from standardwebhooks.webhooks import Webhook as Signer
 
-from core.adminium_tables import deliveries, delivery_attempts
 from core.automations import ANSWER_BYTES
+from core.store.schema import deliveries, delivery_attempts
 from core.writes import WriteResult
 from services import sending
 from services.connections import get_connection

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 import redis
 
 from core.next_due import row_due
-from core.store import Store
+from core.store.store import Store
 from core.writes import WriteResult
 from services.events import Publisher
 

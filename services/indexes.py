@@ -1,5 +1,5 @@
 """The indexes an app wants (its timed moves', its reminders':
-`core.store_schema.timed_indexes`) made in a database that already holds its tables,
+`core.store.install.timed_indexes`) made in a database that already holds its tables,
 without stopping the venue's writers.
 
 `adminium run` calls `make_indexes` for every app as it starts, so an app saved before a
@@ -23,7 +23,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.manifest.model import App
-from core.store_schema import timed_indexes
+from core.store.install import timed_indexes
 from services.errors import first_line
 
 log = logging.getLogger(__name__)

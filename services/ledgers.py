@@ -12,7 +12,7 @@ from core.hold_reads import GiveBackAside, set_aside_give_backs
 from core.ledger_statement import AccountStatement, read_statement
 from core.ledgers import GiveBack, try_give_back
 from core.manifest.ledger_model import Ledger
-from core.store import Store
+from core.store.store import Store
 from services.apps import app_store
 from services.connections import get_connection
 from services.errors import InvalidValue, NotFound

@@ -24,9 +24,9 @@ from rq import Queue
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
-from core.adminium_tables import outbox
 from core.reminders import Waiting, waiting_reminders, why_dropped
-from core.store import Store
+from core.store.schema import outbox
+from core.store.store import Store
 from core.writes import WriteResult
 from services import sending
 from services.apps import app_store

@@ -27,8 +27,8 @@ from core.manifest.model import load_app
 from core.preview import HORIZON, Preview, compare
 from core.preview_changes import Side
 from core.preview_reminders import lead_tables
-from core.set_aside import read_set_aside
-from core.store import Row, Store
+from core.store.set_aside import read_set_aside
+from core.store.store import Row, Store
 from core.time.moments import Tables
 from services.apps import app_store, refuse_failed_check, table_owner
 from services.connections import get_connection

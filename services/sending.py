@@ -9,7 +9,7 @@ A refusal is tried again after 1 min, 5 min, 30 min, 2 h and 12 h, then the row 
 with the last answer; "Send again" queues a failed row anew.
 
 Each table has the columns `id`, `app`, `table_name`, `row_key`, `status` (queued, sent,
-failed, dropped: `core.adminium_tables.MailStatus`), `attempts`, `send_at`, `sent_at` and `answer`.
+failed, dropped: `core.store.schema.MailStatus`), `attempts`, `send_at`, `sent_at` and `answer`.
 A row its sender says no longer goes (`Dropped`: a reminder whose row reached a final
 state) is marked dropped with the reason as its answer, and never tried again.
 
@@ -32,7 +32,7 @@ import sqlalchemy as sa
 from rq import Queue
 from sqlalchemy.engine import Connection, Engine
 
-from core.adminium_tables import MailStatus
+from core.store.schema import MailStatus
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from core.basics.actors import Actor
 from core.basics.events import RowEvent
 from core.hold_reads import hold_apps
 from core.pending import set_aside_rows
-from core.store import Store
+from core.store.store import Store
 from core.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection, try_timed_move
 from services.apps import swept_apps
 from services.deliveries import deliveries_queued

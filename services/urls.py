@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import psycopg
 
-from core.store import engine_url
+from core.store.store import engine_url
 
 parse_url = engine_url
 """A PostgreSQL URL or libpq conninfo string read into its parts (to check it, to show it)."""

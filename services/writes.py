@@ -16,7 +16,7 @@ from typing import Any
 
 from core.basics.actors import Actor
 from core.basics.errors import AdminiumError
-from core.store import Store
+from core.store.store import Store
 from core.write_request import WriteRequest
 from core.writes import WriteResult, change_row, create_row
 from services.deliveries import deliveries_queued

@@ -24,7 +24,7 @@ from core.basics.json_rows import jsonable, row_json
 from core.basics.values import checked_value, text_fault
 from core.manifest.model import Table
 from core.preview import Preview
-from core.store import Store
+from core.store.store import Store
 from core.writes import WriteResult
 from services.apps import app_store
 from services.models import ADMIN, App, Connection, User, db

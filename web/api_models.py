@@ -107,7 +107,7 @@ def _finite(value: int | float) -> Decimal:
 
 
 def enum_values(spec: Table, column: Column) -> list[str]:
-    """An enum column's values: its own, else the table's states (core.store's rule)."""
+    """An enum column's values: its own, else the table's states (core.store.store's rule)."""
     if column.values:
         return list(column.values)
     states = spec.states

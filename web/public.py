@@ -21,7 +21,7 @@ from core.basics.errors import ColumnReadOnly
 from core.basics.values import text_fault
 from core.manifest.model import Table
 from core.open_moves import moves_open
-from core.store import Row, Store
+from core.store.store import Row, Store
 from services.apps import app_store
 from services.writes import write_by_guest
 from web.api import body_of, row_json, values_in

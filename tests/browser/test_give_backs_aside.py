@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from flask import Flask
 from playwright.sync_api import Page, expect
 
-from core.store import Store
+from core.store.store import Store
 from core.write_request import WriteRequest
 from core.writes import create_row
 from services.apps import add_app, app_store

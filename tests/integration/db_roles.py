@@ -10,7 +10,7 @@ import psycopg
 import sqlalchemy as sa
 from psycopg import sql
 
-from core.store import Store
+from core.store.store import Store
 
 
 @contextmanager

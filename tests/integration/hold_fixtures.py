@@ -21,7 +21,7 @@ from click.testing import CliRunner, Result
 from sqlalchemy.engine import Connection
 
 from adminium.cli import main
-from core.store import Store
+from core.store.store import Store
 from core.write_request import WriteRequest
 from core.writes import create_row
 from services.apps import add_app, app_store

@@ -16,8 +16,8 @@ import sqlalchemy as sa
 
 from core.manifest.model import App, load_app
 from core.samples import SampleFile, load_sample
-from core.store import Store, make_engine
-from core.store_schema import install_app
+from core.store.install import install_app
+from core.store.store import Store, make_engine
 from core.time.clock import venue_zone
 from tests.conftest import ROOT
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from core.store import Store, make_engine
+from core.store.store import Store, make_engine
 from services.apps import add_app, app_store
 from services.connections import add_connection
 from services.storage import engine_for, open_session, upgrade_control_plane

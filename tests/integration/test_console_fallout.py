@@ -96,13 +96,13 @@ def test_a_refusal_by_a_linked_row_names_it_everywhere_the_operator_looks(
     desk = console.insert("desks", status="taken")
     order = console.order(DUE, desk_id=desk)
     console.sql("UPDATE kitchen.settings SET desks_free = false")
-    with caplog.at_level(logging.WARNING, logger="core.set_aside"):
+    with caplog.at_level(logging.WARNING, logger="core.store.set_aside"):
         swept = console.run("sweep", console.name, "--now", NOW)
     assert swept.exit_code == 0, swept.output
     [line] = [x for x in swept.output.splitlines() if x.startswith("set aside ")]
     assert line.startswith(f"set aside kitchen.orders {order} rule 1 at 2026-07-10T12:00:00+01:00:")
     assert f": STATE_MOVE_REFUSED: refused by desks {desk}: " in line
-    [warning] = [r.getMessage() for r in caplog.records if r.name == "core.set_aside"]
+    [warning] = [r.getMessage() for r in caplog.records if r.name == "core.store.set_aside"]
     assert warning.startswith("timed move refused; left alone for an hour: connection=")
     assert warning.endswith(f"code=STATE_MOVE_REFUSED refused by desks {desk}")
     [record] = console.sql("SELECT details FROM adminium.set_aside").all()

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from psycopg import sql
 
 from adminium.demo import DEMO_APPS, DEMO_EMAIL, DEMO_PASSWORD, install_demo, receiver_url
-from core.adminium_tables import sample_marks
+from core.store.schema import sample_marks
 from core.sweep import sweep_connection
 from services.apps import app_store
 from services.connections import get_connection

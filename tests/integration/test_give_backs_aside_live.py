@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from flask.testing import FlaskClient
 from simple_websocket import Client
 
-from core.store import Store
+from core.store.store import Store
 from core.write_request import WriteRequest
 from core.writes import create_row
 from services.apps import add_app, app_store

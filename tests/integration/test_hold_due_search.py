@@ -19,7 +19,7 @@ import pytest
 import sqlalchemy as sa
 
 from core.due import find_due_holds
-from core.store_schema import hold_indexes
+from core.store.install import hold_indexes
 from tests.integration.ledger_fixtures import TILL, Till, till_of
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop

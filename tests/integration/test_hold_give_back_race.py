@@ -33,7 +33,7 @@ from click.testing import CliRunner
 
 from adminium.cli import main
 from core.basics.errors import AdminiumError
-from core.store import Store
+from core.store.store import Store
 from core.write_request import WriteRequest
 from core.writes import change_row
 from services.apps import add_app, app_store

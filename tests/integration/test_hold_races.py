@@ -20,7 +20,7 @@ import pytest
 from core.basics.errors import AdminiumError, LedgerBusy
 from core.ledger_entries import PostingRecord, due_holds
 from core.ledgers import give_back_hold
-from core.store import Store, make_engine
+from core.store.store import Store, make_engine
 from core.sweep import sweep_connection
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row

@@ -15,7 +15,7 @@ from decimal import Decimal
 import pytest
 import sqlalchemy as sa
 
-from core.store_schema import install_app
+from core.store.install import install_app
 from core.sweep import sweep_connection
 from core.writes import WriteResult
 from tests.integration.ledger_fixtures import TILL, Till, till_of

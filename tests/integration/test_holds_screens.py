@@ -18,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
-from core.store import Store
+from core.store.store import Store
 from core.sweep import sweep_connection
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row

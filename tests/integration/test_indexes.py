@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from core.store_schema import reminder_indexes
+from core.store.install import reminder_indexes
 from services.apps import add_app, install_adminium_tables
 from services.connections import add_connection, get_connection
 from services.indexes import index_name

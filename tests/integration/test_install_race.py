@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from core.store import make_engine
+from core.store.store import make_engine
 from services.connections import add_connection
 from services.models import Connection
 from services.storage import open_session, upgrade_control_plane
@@ -33,8 +33,8 @@ from pathlib import Path
 side, folder, rounds = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 if side == "app":
     from core.manifest.model import load_app
-    from core.store import make_engine
-    from core.store_schema import install_app
+    from core.store.store import make_engine
+    from core.store.install import install_app
     app = load_app(json.loads(sys.argv[4]))
 else:
     import logging

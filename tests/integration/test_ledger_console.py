@@ -19,7 +19,7 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from adminium.cli import main
-from core.store import Store
+from core.store.store import Store
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row
 from services.apps import add_app, app_store

@@ -146,7 +146,7 @@ def test_a_give_back_the_cap_refuses_is_left_alone_an_hour_then_tried_again(
     card = till.card("50")
     order = till.place(SLOT, NOON, gift_card_id=card, card_paid=Decimal("20")).key
     till.sql("UPDATE gift_cards SET balance = 90 WHERE id = :k", k=card)  # topped up meanwhile
-    with caplog.at_level(logging.WARNING, logger="core.set_aside"):
+    with caplog.at_level(logging.WARNING, logger="core.store.set_aside"):
         refused = sweep(till, HOLD_ENDS)
     assert [(r.key, code) for r, code in refused.holds_refused] == [(str(order), "LEDGER_CAP")]
     [record] = till.records()

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from core.basics.actors import Actor
-from core.store import make_engine
+from core.store.store import make_engine
 from core.write_request import WriteRequest
 from core.writes import change_row
 from services.outbox import drain, send_again

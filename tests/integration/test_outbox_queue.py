@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from core.adminium_tables import sample_marks
 from core.basics.actors import Actor
 from core.basics.errors import AdminiumError
 from core.reminders import candidates_query, queue_reminders
-from core.store_schema import timed_indexes
+from core.store.install import timed_indexes
+from core.store.schema import sample_marks
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row
 from tests.integration.outbox_fixtures import mail_shop_manifest, outbox_rows

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from adminium.cli import main
 from core.basics.actors import Actor
-from core.store import Store
+from core.store.store import Store
 from core.sweep import SweepOutcome, SweepReport, sweep_connection
 from core.time.clock import venue_zone
 from core.write_request import WriteRequest

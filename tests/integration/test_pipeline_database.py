@@ -16,8 +16,8 @@ from core.basics.actors import Actor
 from core.basics.errors import ColumnNotWritable, ValueRefused, WriteConflict
 from core.basics.events import RowEvent
 from core.manifest.model import load_app
-from core.store import Store, make_engine
-from core.store_schema import install_app, timed_indexes
+from core.store.install import install_app, timed_indexes
+from core.store.store import Store, make_engine
 from core.time.clock import venue_zone
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row

@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from core.preview import Preview
-from core.store import Store
+from core.store.store import Store
 from core.sweep import sweep_connection
 from services.preview import parse_set, preview_values
 from services.storage import engine_for, open_session

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from click.testing import CliRunner, Result
 
 from adminium.cli import main
-from core.adminium_tables import sample_marks
+from core.store.schema import sample_marks
 from services.events import events_channel
 from services.storage import engine_for
 

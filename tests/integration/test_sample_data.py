@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from core.adminium_tables import audit, sample_marks
 from core.basics.actors import Actor
 from core.sample_data import add_sample, remove_sample, sample_keys, setup_tables
 from core.samples import read_sample
-from core.store import Store
+from core.store.schema import audit, sample_marks
+from core.store.store import Store
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row, make_timed_move
 from tests.integration.pipeline_fixtures import example_sample, example_stores

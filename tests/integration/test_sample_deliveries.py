@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from core.samples import SampleFile
-from core.store import Store
+from core.store.store import Store
 from services.deliveries import DELIVERY_JOB, DRAIN
 from services.events import Publisher
 from services.samples import add_sample_data

@@ -14,7 +14,7 @@ from flask.testing import FlaskClient
 
 from core.manifest.model import load_app
 from core.pending import rules_of, waiting_on
-from core.store import Store
+from core.store.store import Store
 from services import sweeps
 from services.events import NO_PUBLISHER
 from services.models import db

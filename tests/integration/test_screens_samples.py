@@ -11,9 +11,9 @@ import redis
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
-from core.adminium_tables import sample_marks
 from core.sample_data import add_sample
 from core.samples import read_sample
+from core.store.schema import sample_marks
 from services.events import events_channel
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at

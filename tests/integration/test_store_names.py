@@ -12,8 +12,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from core.manifest.model import load_app
-from core.store import make_engine
-from core.store_schema import install_app, timed_indexes
+from core.store.install import install_app, timed_indexes
+from core.store.store import make_engine
 
 TABLE = "reservations_for_the_summer_terrace_garden"  # 42 bytes
 FIRST, SECOND = "confirmation_deadline_for_the_guest_one", "confirmation_deadline_for_the_guest_two"

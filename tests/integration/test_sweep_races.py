@@ -148,7 +148,7 @@ WORKER = """
 import json, sys, time
 from core.time.clock import venue_zone
 from core.manifest.model import load_app
-from core.store import Store, make_engine
+from core.store.store import Store, make_engine
 from core.sweep import sweep_connection
 from tests.integration.pipeline_fixtures import at
 url, manifest = sys.argv[1], json.loads(sys.argv[2])

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 
-from core.store import Store
+from core.store.store import Store
 from tests.integration.db_roles import restricted_store
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop

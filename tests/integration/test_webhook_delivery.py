@@ -22,7 +22,7 @@ import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from core.basics.actors import Actor
-from core.store import make_engine
+from core.store.store import make_engine
 from core.write_request import WriteRequest
 from core.writes import change_row
 from services.deliveries import drain, send_again

@@ -18,7 +18,7 @@ from flask import request
 from sqlalchemy.exc import DBAPIError
 
 from core.pending import PENDING_HORIZON, pending_moves
-from core.store import Store
+from core.store.store import Store
 from core.sweep_health import SweepHealth, read_health
 from core.time.words import span_words
 from services.apps import swept_stores

@@ -23,7 +23,7 @@ from core.pending import (
     set_aside_rows,
     waiting_on,
 )
-from core.store import Store
+from core.store.store import Store
 from services.apps import app_store
 from services.connections import get_connection
 from services.models import App, db

@@ -12,7 +12,7 @@ from core.hold_reads import row_postings
 from core.manifest.model import MoveSpec, Table
 from core.pending import rules_of, set_aside_rows, waiting_for_no_time
 from core.preview import Preview, counted
-from core.store import Store
+from core.store.store import Store
 from services.apps import app_store
 from services.models import App, db
 from services.preview import ValueChange, preview_values

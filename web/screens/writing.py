@@ -14,7 +14,7 @@ from flask import render_template, url_for
 from core.basics.actors import Actor
 from core.basics.errors import ValueRefused, echo
 from core.manifest.model import Column
-from core.store import Store
+from core.store.store import Store
 from core.writes import WriteResult
 from services.models import App
 from services.writes import write_by_person

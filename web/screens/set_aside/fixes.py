@@ -12,7 +12,7 @@ from flask import render_template, request
 
 from core.basics.errors import AdminiumError
 from core.pending import set_aside_rows
-from core.store import Store
+from core.store.store import Store
 from services.apps import app_store
 from services.sweeps import retry_set_aside
 from web.context import clock, publisher

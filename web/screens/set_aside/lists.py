@@ -12,7 +12,7 @@ from sqlalchemy.exc import DBAPIError
 
 from core.hold_reads import set_aside_count, set_aside_give_backs
 from core.pending import set_aside_rows
-from core.store import Store
+from core.store.store import Store
 from services.apps import swept_stores
 from services.models import Connection
 from web.context import clock

@@ -1,5 +1,5 @@
 """The audit entry every write leaves, in the same statement as the write (its table is
-`core.adminium_tables.audit`)."""
+`core.store.schema.audit`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from core.adminium_tables import audit
+from core.store.schema import audit
 
 
 def write_and_audit(

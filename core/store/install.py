@@ -4,7 +4,7 @@ that are idempotent and taken in turn with any other install in that database.
 
 Each app's tables live in the PostgreSQL schema the manifest names (`public` unless
 named); Adminium's own bookkeeping lives in the schema `adminium` of the same database
-(`core.adminium_tables`: every table of it is defined there, on `adminium_metadata`).
+(`core.store.schema`: every table of it is defined there, on `adminium_metadata`).
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from core.adminium_tables import (
+from core.manifest.model import App, Column, Moment, Table
+from core.manifest.outbox_model import Reminder
+from core.store.install_lock import INSTALL_LOCK
+from core.store.schema import (
     ADMINIUM_SCHEMA,
     AUDIT_UPGRADES,
     SET_ASIDE_UPGRADES,
     SWEEP_UPGRADES,
     adminium_metadata,
 )
-from core.install_lock import INSTALL_LOCK
-from core.manifest.model import App, Column, Moment, Table
-from core.manifest.outbox_model import Reminder
 
 _SIMPLE_TYPES: dict[str, sa.types.TypeEngine[Any]] = {
     "serial": sa.Integer(),

@@ -3,7 +3,7 @@
 Each app's tables live in the PostgreSQL schema the manifest names (`public` unless
 named); Adminium's own bookkeeping lives in the schema `adminium` of the same database,
 so everything one write makes commits in one transaction (DESIGN decision 1). How those
-tables and their indexes are made and installed is `core.store_schema`.
+tables and their indexes are made and installed is `core.store.install`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from sqlalchemy.engine import Connection, Engine
 
 from core.manifest.model import App, Table
 from core.manifest.refs import HoursRef, SettingCondition, SettingRef
-from core.reads import Reads, ReadsCache
-from core.store_schema import build_metadata
+from core.store.install import build_metadata
+from core.store.reads import Reads, ReadsCache
 from core.time.moments import MomentContext, Tables
 
 Row = dict[str, Any]

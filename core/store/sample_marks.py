@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import sample_marks
+from core.store.schema import sample_marks
 
 
 def is_sample_row(conn: Connection, app: str, table: str, key: object) -> bool:

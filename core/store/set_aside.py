@@ -25,8 +25,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Connection
 
-from core.adminium_tables import set_aside
 from core.basics.errors import AdminiumError, PublicError
+from core.store.schema import set_aside
 
 log = logging.getLogger(__name__)
 
