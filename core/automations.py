@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 from core.basics.actors import Actor, ActorKind
 from core.basics.json_rows import jsonable, row_json
 from core.manifest.automation_model import Automation
-from core.stamps import takes_value
+from core.rules.stamps import takes_value
 from core.store.sample_marks import is_sample_row
 from core.store.schema import MailStatus, deliveries
 

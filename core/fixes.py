@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from core.columns import owned_columns
-from core.lock import holds, shut_columns
 from core.manifest.model import Column, Moment, Table, Timed
-from core.refusals import named_field
+from core.rules.columns import owned_columns
+from core.rules.lock import holds, shut_columns
+from core.rules.refusals import named_field
 
 InputKind = Literal["date", "datetime-local"]
 

@@ -35,7 +35,7 @@ from core.manifest.ledger_model import Ledger, Posting
 from core.manifest.lookup import total_columns
 from core.manifest.model import Table
 from core.manifest.refs import ValueWatch
-from core.stamps import takes_value
+from core.rules.stamps import takes_value
 from core.store.sample_marks import is_sample_row
 from core.store.set_aside import drop_set_aside
 from core.store.store import Row, Store

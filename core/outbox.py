@@ -22,7 +22,7 @@ from core.basics.actors import Actor, ActorKind
 from core.mail import RowValues, render_words
 from core.manifest.model import App
 from core.manifest.outbox_model import Message, Reminder
-from core.stamps import takes_value
+from core.rules.stamps import takes_value
 from core.store.sample_marks import is_sample_row
 from core.store.schema import MailStatus, outbox
 

@@ -15,8 +15,8 @@ from sqlalchemy.engine import Connection
 
 from core.basics.actors import Actor, ActorKind
 from core.basics.events import RowEvent
-from core.columns import owned_columns
 from core.manifest.model import App, Table
+from core.rules.columns import owned_columns
 from core.samples import Context, SampleFile, SampleRefused, resolve_row
 from core.store.audit import audit_entry
 from core.store.schema import audit, sample_marks, set_aside

@@ -7,7 +7,7 @@ rows, never incremented, once per write: at the end of the outermost write, so a
 that moves fifty lines of one order writes the order's total once. The parents are locked
 FOR UPDATE NOWAIT in a fixed order (table name, then key); one held elsewhere is a
 WriteConflict. A total is written by a rule, as a stamp is: it passes the table's lock and
-a writer's value for it is refused (`core.columns`). A real parent's total never counts
+a writer's value for it is refused (`core.rules.columns`). A real parent's total never counts
 sample rows, so sample data never changes a real row.
 """
 

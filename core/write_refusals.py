@@ -1,7 +1,7 @@
 """The database's own refusals of a write as the pipeline's codes (step 4 of DESIGN "The
 write pipeline"): a row held elsewhere or a serialisation failure is WRITE_CONFLICT, a
 missing privilege COLUMN_NOT_WRITABLE naming the columns, a broken constraint or a value
-that does not fit VALUE_REFUSED in plain words (`core.refusals`).
+that does not fit VALUE_REFUSED in plain words (`core.rules.refusals`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from core.basics.errors import ColumnNotWritable, WriteConflict
-from core.refusals import refused_value
+from core.rules.refusals import refused_value
 from core.store.store import Store
 
 

@@ -15,9 +15,9 @@ from sqlalchemy.engine import Connection
 from core.basics.actors import Actor
 from core.basics.errors import WriteConflict
 from core.manifest.model import MoveSpec, Table, Timed
+from core.rules.time_rules import LateVerdict, judge_due, judge_late, judge_requires, late_rule
 from core.store.store import Row, Store
 from core.time.moments import Tables
-from core.time_rules import LateVerdict, judge_due, judge_late, judge_requires, late_rule
 
 
 @dataclass(frozen=True)

@@ -32,12 +32,12 @@ from sqlalchemy.engine import Connection
 from core.basics.actors import Actor, ActorKind
 from core.basics.errors import RowNotFound, ValueRefused
 from core.basics.events import RowEvent
-from core.columns import writer_values
 from core.effects import Cause, MoveLinked, make_effects
 from core.ledger_postings import PostingPlan, make_postings, plan_postings, total_postings
 from core.manifest.lookup import total_columns
 from core.manifest.model import Timed
-from core.stamps import code_values, stamp_values
+from core.rules.columns import writer_values
+from core.rules.stamps import code_values, stamp_values
 from core.store.audit import AUDIT_ID, audit_entry, write_and_audit
 from core.store.schema import sample_marks
 from core.store.store import Row, Store

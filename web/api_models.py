@@ -39,8 +39,8 @@ from pydantic import (
 
 from core.basics.errors import ValueRefused
 from core.basics.values import EARLIEST, LATEST, checked_value
-from core.columns import owned_columns
 from core.manifest.model import Column, Table
+from core.rules.columns import owned_columns
 
 Kind = Literal["create", "update", "guest"]
 

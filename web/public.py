@@ -3,7 +3,7 @@
 A guest reads the row's public fields (columns marked `public: true`) and makes the moves
 open to the public (moves whose `roles` list `public`), as `Actor.public()`. The moves a
 guest is shown are those open now, judged as the write would judge them
-(`core.open_moves`). An unknown code and a renewed one get the same 404, which says
+(`core.rules.open_moves`). An unknown code and a renewed one get the same 404, which says
 nothing more.
 """
 
@@ -20,7 +20,7 @@ from core.basics.actors import Actor
 from core.basics.errors import ColumnReadOnly
 from core.basics.values import text_fault
 from core.manifest.model import Table
-from core.open_moves import moves_open
+from core.rules.open_moves import moves_open
 from core.store.store import Row, Store
 from services.apps import app_store
 from services.writes import write_by_guest

@@ -11,8 +11,8 @@ from core.basics.actors import Actor
 from core.basics.errors import (
     ColumnReadOnly,
 )
-from core.columns import owned_columns, writer_values
 from core.manifest.model import load_app
+from core.rules.columns import owned_columns, writer_values
 from tests.core.example_rows import (
     ORDERS,
     STAFF,

@@ -9,7 +9,7 @@ import pytest
 
 from core.fixes import fix_fields, new_moment
 from core.manifest.model import Moment, Table
-from core.refusals import value_words
+from core.rules.refusals import value_words
 
 STAYS: dict[str, Any] = {
     "key": "id",

@@ -7,8 +7,8 @@ import pytest
 from core.basics.errors import (
     RowLocked,
 )
-from core.lock import judge_lock
 from core.manifest.model import Table
+from core.rules.lock import judge_lock
 from tests.core.example_rows import (
     LOCK_WHEN,
     ORDERS,

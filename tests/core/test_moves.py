@@ -12,7 +12,7 @@ from core.basics.errors import (
     StateMoveNotListed,
     UndoRefused,
 )
-from core.moves import judge_move
+from core.rules.moves import judge_move
 from tests.core.example_rows import (
     MANAGER,
     ORDERS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from core.stamps import code_values, firing_stamps, stamp_values
+from core.rules.stamps import code_values, firing_stamps, stamp_values
 from core.time.clock import venue_zone
 from tests.core.example_rows import (
     TICKETS,

@@ -21,9 +21,9 @@ from core.basics.errors import (
     StateTooLate,
 )
 from core.manifest.model import Late, Moment, Requires, States, load_app
+from core.rules.time_rules import judge_due, judge_late, judge_requires, late_rule
 from core.time.clock import venue_zone
 from core.time.moments import MomentContext
-from core.time_rules import judge_due, judge_late, judge_requires, late_rule
 from tests.core.manifest_cases import example
 
 LONDON = venue_zone("Europe/London")

@@ -15,10 +15,10 @@ from datetime import datetime
 from core.basics.actors import Actor
 from core.basics.errors import AdminiumError
 from core.manifest.model import Late, MoveSpec
-from core.moves import judge_move
+from core.rules.moves import judge_move
+from core.rules.time_rules import judge_late, judge_requires, late_rule
 from core.store.store import Row, Store
 from core.time.moments import MomentContext
-from core.time_rules import judge_late, judge_requires, late_rule
 
 
 def moves_open(store: Store, table: str, row: Row, actor: Actor, now: datetime) -> list[str]:
