@@ -15,7 +15,7 @@ import click
 
 from adminium.control_commands import control_plane
 from adminium.sweep_commands import venue_time
-from core.ledger_statement import AccountStatement, Gap
+from core.ledgers.statement import AccountStatement, Gap
 from services.ledgers import account_statement
 
 

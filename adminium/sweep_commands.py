@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from adminium.control_commands import control_plane, parse_now, redis_publisher
 from core.due import Due, DueHold, Rule
 from core.hold_reads import hold_apps, holds_due
-from core.ledger_entries import PostingRecord
+from core.ledgers.entries import PostingRecord
 from core.pending import Pending, pending_moves
 from core.store.install import timed_indexes
 from core.store.store import Store

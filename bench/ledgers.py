@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.basics.actors import Actor
 from core.due import find_due_holds
-from core.ledger_entries import due_holds
+from core.ledgers.entries import due_holds
 from core.limits import judge_limits
 from core.manifest.model import load_app
 from core.store.install import install_app
@@ -226,7 +226,7 @@ def bench_due_holds(url: str, rows: int, runs: int = 15) -> dict[str, float]:
     bounded by now, each heldUntil read exactly; then the stored hint) on an orders table of
     `rows` rows: 500 due, a tenth held until a later day, the rest long given back (still
     `placed`, their amount 0), each with its posting record. Against the stored-copy search
-    alone (`core.ledger_entries.due_holds`, what the sweep read before), same run: p50 ms."""
+    alone (`core.ledgers.entries.due_holds`, what the sweep read before), same run: p50 ms."""
     store = store_on(url)
     later = rows // 10
     gone = rows - DUE_HOLDS - later

@@ -19,8 +19,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.holds import held_until, holding_tables, is_held
-from core.ledger_entries import PostingRecord, PostingStatus, due_holds, posting_of
+from core.ledgers.entries import PostingRecord, PostingStatus, due_holds, posting_of
+from core.ledgers.holds import held_until, holding_tables, is_held
 from core.manifest.model import Hold, Moment, RowTime, Shift, Timed
 from core.store.schema import postings
 from core.store.set_aside import RecordKey, SetAside

@@ -13,11 +13,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.due import DueHolds, as_rows_read, find_due_holds
-from core.holds import holding_tables
-from core.ledger_accounts import ledger_bounds
-from core.ledger_entries import PostingRecord, PostingStatus, due_holds, read_postings
-from core.ledger_postings import give_back_rule
-from core.ledger_statement import Entry, entry_of
+from core.ledgers.accounts import ledger_bounds
+from core.ledgers.entries import PostingRecord, PostingStatus, due_holds, read_postings
+from core.ledgers.holds import holding_tables
+from core.ledgers.postings import give_back_rule
+from core.ledgers.statement import Entry, entry_of
 from core.manifest.ledger_model import Ledger
 from core.pending import set_aside_rows
 from core.store.schema import ledger_entries

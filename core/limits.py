@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 
 from core.basics.actors import Actor, ActorKind
 from core.basics.errors import LimitBusy, LimitReached
-from core.holds import hold_columns, hold_ended, is_held
+from core.ledgers.holds import hold_columns, hold_ended, is_held
 from core.manifest.model import Limit, Table
 from core.manifest.refs import SettingRef
 from core.store.sample_marks import is_sample_row

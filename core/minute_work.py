@@ -8,7 +8,7 @@ is not (its connection gets no sweep unless another app of it has some).
 
 from __future__ import annotations
 
-from core.holds import holding_tables
+from core.ledgers.holds import holding_tables
 from core.manifest.model import App
 from core.manifest.outbox_model import Reminder
 

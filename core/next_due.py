@@ -25,8 +25,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.due import moment_parts, stream_of, timed_rules
-from core.holds import holding_tables
-from core.ledger_entries import PostingStatus
+from core.ledgers.entries import PostingStatus
+from core.ledgers.holds import holding_tables
 from core.manifest.model import Moment
 from core.store.schema import postings
 from core.store.store import Row, Store, collect_tables

@@ -22,8 +22,8 @@ from core.due import (
     stream_of,
     timed_rules,
 )
-from core.holds import held_until, is_held
-from core.ledger_entries import PostingStatus
+from core.ledgers.entries import PostingStatus
+from core.ledgers.holds import held_until, is_held
 from core.preview_changes import (
     CHUNK,
     Changed,

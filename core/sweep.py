@@ -24,8 +24,8 @@ from sqlalchemy.engine import Connection
 from core.basics.errors import AdminiumError, RowNotDue
 from core.due import Due, Rule, find_due, find_due_holds, timed_rules
 from core.fence import LEASE, Fence, autocommit
-from core.ledger_entries import PostingRecord
-from core.ledgers import GiveBack, redate_hold, try_give_back
+from core.ledgers.entries import PostingRecord
+from core.ledgers.give_back import GiveBack, redate_hold, try_give_back
 from core.minute_work import has_minute_work
 from core.next_due import next_due
 from core.reminders import queue_reminders

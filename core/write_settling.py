@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection
 from core.automations import queue_deliveries
 from core.basics.actors import Actor
 from core.basics.events import RowEvent
-from core.ledger_postings import PostingPlan, make_postings
+from core.ledgers.postings import PostingPlan, make_postings
 from core.outbox import queue_messages
 from core.store.audit import settle_after
 from core.store.store import Row, Store

@@ -33,7 +33,7 @@ from core.basics.actors import Actor, ActorKind
 from core.basics.errors import RowNotFound, ValueRefused
 from core.basics.events import RowEvent
 from core.effects import Cause, MoveLinked, make_effects
-from core.ledger_postings import PostingPlan, make_postings, plan_postings, total_postings
+from core.ledgers.postings import PostingPlan, make_postings, plan_postings, total_postings
 from core.manifest.lookup import total_columns
 from core.manifest.model import Timed
 from core.rules.columns import writer_values

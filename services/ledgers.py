@@ -9,8 +9,8 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from core.hold_reads import GiveBackAside, set_aside_give_backs
-from core.ledger_statement import AccountStatement, read_statement
-from core.ledgers import GiveBack, try_give_back
+from core.ledgers.give_back import GiveBack, try_give_back
+from core.ledgers.statement import AccountStatement, read_statement
 from core.manifest.ledger_model import Ledger
 from core.store.store import Store
 from services.apps import app_store
@@ -49,7 +49,7 @@ def find_ledger(session: Session, connection_name: str, name: str) -> tuple[Stor
 def account_statement(
     session: Session, connection_name: str, ledger_name: str, key: str
 ) -> tuple[Store, AccountStatement]:
-    """An account's entries and whether its balance adds up (core.ledger_statement)."""
+    """An account's entries and whether its balance adds up (core.ledgers.statement)."""
     store, ledger = find_ledger(session, connection_name, ledger_name)
     return store, read_statement(store, ledger, key)
 

@@ -18,8 +18,8 @@ from decimal import Decimal
 import pytest
 
 from core.basics.errors import AdminiumError, LedgerBusy
-from core.ledger_entries import PostingRecord, due_holds
-from core.ledgers import give_back_hold
+from core.ledgers.entries import PostingRecord, due_holds
+from core.ledgers.give_back import give_back_hold
 from core.store.store import Store, make_engine
 from core.sweep import sweep_connection
 from core.write_request import WriteRequest

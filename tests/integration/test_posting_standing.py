@@ -18,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 
 from core.basics.errors import WriteConflict
-from core.ledger_entries import (
+from core.ledgers.entries import (
     Bounds,
     PostingStatus,
     change_balance,

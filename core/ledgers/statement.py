@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from core.basics.errors import RowNotFound
-from core.ledger_entries import account_entries
+from core.ledgers.entries import account_entries
 from core.manifest.ledger_model import Ledger
 from core.store.store import Store
 

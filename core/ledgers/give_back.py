@@ -1,8 +1,8 @@
 """Holds given back by the clock (WHAT-A-MOVE-SETS-OFF.md "Holds, ledgers and give-backs").
 
-A row's posting made while the row is in a held state (`core.ledger_postings`) is a hold
+A row's posting made while the row is in a held state (`core.ledgers.postings`) is a hold
 until heldUntil. The minute sweep gives back the holds nobody finished
-(`give_back_hold`): the amount back to the account (`core.ledger_accounts`), the row's
+(`give_back_hold`): the amount back to the account (`core.ledgers.accounts`), the row's
 amount column to 0, whatever state the row is in and with no move. A hold a move took or
 gave back meanwhile is let go of; a row re-dated keeps its new heldUntil. A give-back
 refused (the ledger's cap) is set aside for an hour (`try_give_back`).
@@ -21,9 +21,8 @@ from sqlalchemy.engine import Connection
 from core.basics.actors import Actor
 from core.basics.errors import AdminiumError, WriteConflict
 from core.basics.events import RowEvent
-from core.holds import held_until
-from core.ledger_accounts import BalanceChange, change_account, ledger_tables, with_status
-from core.ledger_entries import (
+from core.ledgers.accounts import BalanceChange, change_account, ledger_tables, with_status
+from core.ledgers.entries import (
     EntryKind,
     PostingRecord,
     PostingStatus,
@@ -31,7 +30,8 @@ from core.ledger_entries import (
     read_postings,
     write_posting,
 )
-from core.ledger_postings import give_back_rule
+from core.ledgers.holds import held_until
+from core.ledgers.postings import give_back_rule
 from core.manifest.model import Table
 from core.store.audit import audit_entry, write_and_audit
 from core.store.set_aside import drop_set_aside, set_aside_row, sets_aside

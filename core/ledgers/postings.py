@@ -2,7 +2,7 @@
 5 of the write pipeline, in the write's transaction.
 
 A posting takes the row's `amount` from the account its `via` points at when the row is
-made (`"on": "create"`) or moves into given values (`core.ledger_accounts` changes the
+made (`"on": "create"`) or moves into given values (`core.ledgers.accounts` changes the
 balance). While the row is in a held state its posting is a hold until heldUntil: a move
 into `givesBack` gives it back at once (the amount back to the account, the row's amount
 column to 0); a move to any other state outside the held ones takes it for good. Sample
@@ -22,15 +22,15 @@ from sqlalchemy.engine import Connection
 from core.basics.actors import Actor, ActorKind
 from core.basics.errors import ValueRefused
 from core.basics.events import RowEvent
-from core.holds import held_until, is_held
-from core.ledger_accounts import BalanceChange, change_account, ledger_tables, with_status
-from core.ledger_entries import (
+from core.ledgers.accounts import BalanceChange, change_account, ledger_tables, with_status
+from core.ledgers.entries import (
     EntryKind,
     PostingRecord,
     PostingStatus,
     read_postings,
     write_posting,
 )
+from core.ledgers.holds import held_until, is_held
 from core.manifest.ledger_model import Ledger, Posting
 from core.manifest.lookup import total_columns
 from core.manifest.model import Table
@@ -148,7 +148,7 @@ def _posting_changes(
 ) -> tuple[list[BalanceChange], list[tuple[PostingRecord, PostingStatus | None]]]:
     """What the write does to each posting: the balance changes (takes, give-backs), and
     each record to write with the status it was read at (under the row's lock): written
-    only if it still stands so (core.ledger_entries.write_posting)."""
+    only if it still stands so (core.ledgers.entries.write_posting)."""
     held_now = is_held(spec, row)
     changes: list[BalanceChange] = []
     records: list[tuple[PostingRecord, PostingStatus | None]] = []

@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 
 from core.basics.errors import LedgerBusy, LedgerCap, RowNotFound
 from core.basics.events import RowEvent
-from core.ledger_entries import Bounds, EntryKind, PostingRecord, PostingStatus, change_balance
+from core.ledgers.entries import Bounds, EntryKind, PostingRecord, PostingStatus, change_balance
 from core.manifest.ledger_model import Ledger
 from core.manifest.model import Table
 from core.manifest.refs import SettingRef
