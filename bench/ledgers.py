@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from core.basics.actors import Actor
 from core.due import find_due_holds
 from core.ledgers.entries import due_holds
-from core.limits import judge_limits
 from core.manifest.model import load_app
+from core.setoff.limits import judge_limits
 from core.store.install import install_app
 from core.store.store import Store, make_engine
 from core.sweep import sweep_connection

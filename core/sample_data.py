@@ -18,10 +18,10 @@ from core.basics.events import RowEvent
 from core.manifest.model import App, Table
 from core.rules.columns import owned_columns
 from core.samples import Context, SampleFile, SampleRefused, resolve_row
+from core.setoff.totals import Touched, touch_totals, write_totals
 from core.store.audit import audit_entry
 from core.store.schema import audit, sample_marks, set_aside
 from core.store.store import Row, Store
-from core.totals import Touched, touch_totals, write_totals
 from core.write_request import WriteRequest
 from core.writes import change_row, create_row
 

@@ -13,11 +13,11 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from core.basics.errors import RowNotDue, RowNotFound, StateChanged
-from core.limits import judge_limits
 from core.manifest.model import MoveSpec, Table
 from core.rules.lock import judge_lock
 from core.rules.moves import judge_move
 from core.rules.stamps import firing_stamps
+from core.setoff.limits import judge_limits
 from core.store.store import Row, Store
 from core.write_request import Run
 from core.write_time import TimeVerdict, judge_time

@@ -11,8 +11,8 @@ from datetime import datetime
 from typing import Any
 
 from core.basics.actors import Actor
-from core.effects import Cause
 from core.manifest.model import Timed
+from core.setoff.effects import Cause
 from core.store.store import Row
 from core.time.moments import Tables
 from core.write_settling import Settling

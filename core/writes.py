@@ -32,17 +32,17 @@ from sqlalchemy.engine import Connection
 from core.basics.actors import Actor, ActorKind
 from core.basics.errors import RowNotFound, ValueRefused
 from core.basics.events import RowEvent
-from core.effects import Cause, MoveLinked, make_effects
 from core.ledgers.postings import PostingPlan, make_postings, plan_postings, total_postings
 from core.manifest.lookup import total_columns
 from core.manifest.model import Timed
 from core.rules.columns import writer_values
 from core.rules.stamps import code_values, stamp_values
+from core.setoff.effects import Cause, MoveLinked, make_effects
+from core.setoff.totals import new_totals, touch_totals
 from core.store.audit import AUDIT_ID, audit_entry, write_and_audit
 from core.store.schema import sample_marks
 from core.store.store import Row, Store
 from core.time.moments import Tables
-from core.totals import new_totals, touch_totals
 from core.write_judging import Judged, hold_row, judge_write
 from core.write_refusals import database_refusal
 from core.write_request import Run, WriteRequest

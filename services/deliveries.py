@@ -28,7 +28,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 from standardwebhooks.webhooks import Webhook as Signer
 
-from core.automations import ANSWER_BYTES
+from core.setoff.automations import ANSWER_BYTES
 from core.store.schema import deliveries, delivery_attempts
 from core.writes import WriteResult
 from services import sending

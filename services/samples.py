@@ -6,10 +6,10 @@ import logging
 from datetime import datetime
 from pathlib import Path
 
-from core.automations import watching
 from core.sample_data import SampleRow, add_sample, marked_keys, removal_events, remove_sample
 from core.sample_preview import SampleDue, sample_due
 from core.samples import SampleFile, load_sample
+from core.setoff.automations import watching
 from core.store.store import Store
 from services.deliveries import DRAIN
 from services.events import Publisher

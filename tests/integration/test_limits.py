@@ -14,7 +14,7 @@ import pytest
 
 from core.basics.actors import Actor
 from core.basics.errors import AdminiumError, LimitBusy, LimitReached
-from core.limits import queue_for_group
+from core.setoff.limits import queue_for_group
 from core.store.store import Store, make_engine
 from core.sweep import sweep_connection
 from core.write_request import WriteRequest
