@@ -1,6 +1,6 @@
 """Benchmark the outbox; prints JSON lines (not part of `make test`).
 
-- reminders: the minute's reminder finding (`core.reminders.queue_reminders`) on an orders
+- reminders: the minute's reminder finding (`core.outbox.reminders.queue_reminders`) on an orders
   table of 10k and of 1M rows, side by side in one run. Each table holds the same rows
   near their send time (200 due now, 300 whose send time is still ahead within the
   48-hour max) and the rest long past or far ahead; the 1M : 10k ratio (want < 1.5). Both
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import database, emit
 from core.manifest.model import load_app
-from core.reminders import queue_reminders
+from core.outbox.reminders import queue_reminders
 from core.store.install import install_app
 from core.store.store import Store, make_engine
 from core.time.clock import venue_zone

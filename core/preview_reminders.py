@@ -1,5 +1,5 @@
 """A preview's reminders (`core.preview`): per reminder, the rows its candidates query
-(`core.reminders`) finds still to be reminded, their send time read on both sides; a
+(`core.outbox.reminders`) finds still to be reminded, their send time read on both sides; a
 reminder the change leaves as it was (same manifest part, same leads' settings) is not
 read at all.
 """
@@ -13,9 +13,9 @@ from sqlalchemy.engine import Connection
 
 from core.manifest.outbox_model import Lead, Reminder
 from core.manifest.refs import SettingRef
-from core.outbox import producers, reminder_address
+from core.outbox.messages import producers, reminder_address
+from core.outbox.reminders import LEAD_LABEL, candidates_query, largest_lead, lead_hours, send_time
 from core.preview_changes import Changed, Side, near, unchanged
-from core.reminders import LEAD_LABEL, candidates_query, largest_lead, lead_hours, send_time
 from core.store.store import Row, Store
 from core.time.clock import parse_wall_time
 from core.time.moments import Tables, read_setting
@@ -25,7 +25,7 @@ _Sends = dict[str, tuple[datetime | None, datetime, Row]]
 
 
 def _lead_settings(lead: Lead, tables: Tables) -> dict[str, Any]:
-    """The settings a lead reads, from the side's tables (as `core.reminders` reads them)."""
+    """The settings a lead reads, from the side's tables (as `core.outbox.reminders` reads them)."""
     found: dict[str, Any] = {}
     if lead.fallback is not None:
         found["fallback"] = read_setting(
@@ -171,7 +171,7 @@ def _sends(
         values = dict(row)
         to = values.get(address) if address else None
         if not isinstance(to, str) or not to.strip():
-            continue  # no address: never queued (core.reminders)
+            continue  # no address: never queued (core.outbox.reminders)
         linked = values.pop(LEAD_LABEL, None) if lead.via is not None else settings.get("own")
         lead_h = lead_hours(lead, linked, settings.get("fallback"))
         moment = values[reminder.before.at]

@@ -28,7 +28,7 @@ from core.ledgers.entries import PostingRecord
 from core.ledgers.give_back import GiveBack, redate_hold, try_give_back
 from core.minute_work import has_minute_work
 from core.next_due import next_due
-from core.reminders import queue_reminders
+from core.outbox.reminders import queue_reminders
 from core.store.set_aside import (
     RecordKey,
     SetAside,

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection
 from core.basics.actors import Actor
 from core.basics.events import RowEvent
 from core.ledgers.postings import PostingPlan, make_postings
-from core.outbox import queue_messages
+from core.outbox.messages import queue_messages
 from core.setoff.automations import queue_deliveries
 from core.setoff.totals import TotalsWritten, Touched, write_totals
 from core.store.audit import settle_after

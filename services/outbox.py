@@ -24,7 +24,7 @@ from rq import Queue
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
-from core.reminders import Waiting, waiting_reminders, why_dropped
+from core.outbox.reminders import Waiting, waiting_reminders, why_dropped
 from core.store.schema import outbox
 from core.store.store import Store
 from core.writes import WriteResult
@@ -65,7 +65,7 @@ def drain(
 ) -> Drained:
     """Send a connection's queued emails whose time has come (of one app, when named), a
     batch per transaction. A reminder of an app among `stores` whose row has reached a
-    state it is not sent in is dropped unsent, with the reason (`core.reminders`)."""
+    state it is not sent in is dropped unsent, with the reason (`core.outbox.reminders`)."""
     session = SmtpSession(config)
     by_app = {store.app.name: store for store in stores}
     try:

@@ -2,7 +2,7 @@
 rendered in, the names they may read, and the check's refusals of a template that does not
 parse or reads another name.
 
-The check (`core.manifest.check`) and the rendering (`core.mail`) share this one
+The check (`core.manifest.check`) and the rendering (`core.outbox.mail`) share this one
 environment, so a template the check lets through is one the rendering can compile.
 """
 

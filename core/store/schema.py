@@ -101,7 +101,7 @@ postings = sa.Table(
 
 class MailStatus(StrEnum):
     """Where an email is: waiting to go (a retry included), sent, given up on, or dropped
-    unsent (a reminder whose row no longer takes it: `core.reminders.why_dropped`)."""
+    unsent (a reminder whose row no longer takes it: `core.outbox.reminders.why_dropped`)."""
 
     queued = "queued"
     sent = "sent"

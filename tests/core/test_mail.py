@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from core.mail import RowValues, render_words
 from core.manifest.check import check_manifest
 from core.manifest.outbox_model import Message, Reminder
+from core.outbox.mail import RowValues, render_words
 
 TAKEAWAY = json.loads((Path(__file__).parents[2] / "examples" / "takeaway.json").read_text())
 MESSAGE = ("outbox", "producers", 1)

@@ -16,7 +16,7 @@ from adminium.cli import main
 from core.manifest.check import check_manifest
 from core.manifest.model import load_app
 from core.manifest.outbox_model import Reminder
-from core.reminders import reminded_states
+from core.outbox.reminders import reminded_states
 from tests.integration.outbox_fixtures import mail_shop_manifest
 
 MESSAGE = 0

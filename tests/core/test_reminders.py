@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from core.manifest.outbox_model import Lead
-from core.reminders import lead_hours, send_time
+from core.outbox.reminders import lead_hours, send_time
 
 LONDON = ZoneInfo("Europe/London")
 

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from core.basics.actors import Actor
 from core.basics.errors import AdminiumError
-from core.reminders import candidates_query, queue_reminders
+from core.outbox.reminders import candidates_query, queue_reminders
 from core.store.install import timed_indexes
 from core.store.schema import sample_marks
 from core.write_request import WriteRequest

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from core.basics.actors import Actor
-from core.reminders import waiting_reminders
+from core.outbox.reminders import waiting_reminders
 from core.write_request import WriteRequest
 from core.writes import change_row
 from services.outbox import drain

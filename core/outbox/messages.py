@@ -2,7 +2,7 @@
 
 A message producer queues one email when a write makes its watched column take a watched
 value (from another value, or on a new row); a reminder is queued by the minute job
-(`core.reminders`). Never for sample data: not by the sample writer, and not for a row
+(`core.outbox.reminders`). Never for sample data: not by the sample writer, and not for a row
 sample data made, whoever moves it (the clock included). An empty address queues
 nothing. Delivery (claim, send, retry) is the operations layer's (`services.outbox`).
 """
@@ -19,9 +19,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.basics.actors import Actor, ActorKind
-from core.mail import RowValues, render_words
 from core.manifest.model import App
 from core.manifest.outbox_model import Message, Reminder
+from core.outbox.mail import RowValues, render_words
 from core.rules.stamps import takes_value
 from core.store.sample_marks import is_sample_row
 from core.store.schema import MailStatus, outbox

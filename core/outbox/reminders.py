@@ -26,12 +26,12 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Connection
 
-from core.mail import render_words
 from core.manifest.lookup import state_names
 from core.manifest.model import Table
 from core.manifest.outbox_model import Lead, LeadFallback, Reminder
 from core.manifest.refs import SettingRef
-from core.outbox import mail_context, mail_row, producers, reminder_address
+from core.outbox.mail import render_words
+from core.outbox.messages import mail_context, mail_row, producers, reminder_address
 from core.store.schema import outbox, sample_marks
 from core.store.store import Store
 from core.time.clock import parse_wall_time, venue_day, wall_to_instant
