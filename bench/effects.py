@@ -32,7 +32,7 @@ from core.manifest.model import load_app
 from core.store.install import install_app
 from core.store.store import Store, make_engine
 from core.time.clock import venue_zone
-from core.writes import make_timed_move
+from core.writes.pipeline import make_timed_move
 
 NOW = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
 LINES, ORDERS = 50, 40

@@ -41,8 +41,8 @@ from core.store.install import install_app
 from core.store.store import Store, make_engine
 from core.sweep import sweep_connection
 from core.time.clock import venue_zone
-from core.write_request import WriteRequest
-from core.writes import create_row
+from core.writes.pipeline import create_row
+from core.writes.request import WriteRequest
 from tests.integration.ledger_fixtures import TILL
 
 SLOT = datetime(2026, 6, 12, 12, tzinfo=UTC)

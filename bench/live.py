@@ -36,8 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 from adminium.embedded import Embedded, start_postgres, start_redis  # noqa: E402
 from core.basics.actors import Actor  # noqa: E402
-from core.write_request import WriteRequest  # noqa: E402
-from core.writes import change_row  # noqa: E402
+from core.writes.pipeline import change_row  # noqa: E402
+from core.writes.request import WriteRequest  # noqa: E402
 from services.events import Publisher  # noqa: E402
 from services.models import db  # noqa: E402
 from services.storage import engine_for  # noqa: E402

@@ -66,8 +66,8 @@ from scale_setup import redis_server
 from adminium.embedded import Embedded, start_postgres
 from adminium.supervisor import read_procfile
 from core.basics.actors import Actor
-from core.write_request import WriteRequest
-from core.writes import change_row
+from core.writes.pipeline import change_row
+from core.writes.request import WriteRequest
 from services.events import Publisher
 from services.models import db
 from services.storage import engine_for

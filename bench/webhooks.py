@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT))
 from adminium.embedded import Embedded, start_postgres, start_redis  # noqa: E402
 from bench.live import databases  # noqa: E402
 from core.basics.actors import Actor  # noqa: E402
-from core.write_request import WriteRequest  # noqa: E402
-from core.writes import change_row  # noqa: E402
+from core.writes.pipeline import change_row  # noqa: E402
+from core.writes.request import WriteRequest  # noqa: E402
 from services.deliveries import deliveries_queued, event_body, post, signed_headers  # noqa: E402
 from services.events import Publisher  # noqa: E402
 from services.models import App, db  # noqa: E402

@@ -1,8 +1,8 @@
 """What the clock will do to rows: the timed move a row waits on, pending moves, set-aside rows.
 
-Reads only (the screens and the console show these); every write goes through
-`core.writes`' one pipeline. The due rows come from `core.due.find_due` (the sweep's own
-search), looked a horizon ahead; "set aside" is `core.store.set_aside`'s one rule.
+Reads only (the screens and the console show these); every write goes through the one
+pipeline, `core.writes.pipeline`. The due rows come from `core.due.find_due` (the sweep's
+own search), looked a horizon ahead; "set aside" is `core.store.set_aside`'s one rule.
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ from core.setoff.totals import Touched, touch_totals, write_totals
 from core.store.audit import audit_entry
 from core.store.schema import audit, sample_marks, set_aside
 from core.store.store import Row, Store
-from core.write_request import WriteRequest
-from core.writes import change_row, create_row
+from core.writes.pipeline import change_row, create_row
+from core.writes.request import WriteRequest
 
 log = logging.getLogger(__name__)
 

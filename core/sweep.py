@@ -44,7 +44,7 @@ from core.store.set_aside import (
 from core.store.store import Store
 from core.sweep_records import Opened, close_fenced, close_sweep, open_fenced, write_sweep
 from core.time.moments import Tables
-from core.writes import WriteResult, make_timed_move
+from core.writes.pipeline import WriteResult, make_timed_move
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from standardwebhooks.webhooks import Webhook as Signer
 
 from core.setoff.automations import ANSWER_BYTES
 from core.store.schema import deliveries, delivery_attempts
-from core.writes import WriteResult
+from core.writes.pipeline import WriteResult
 from services import sending
 from services.connections import get_connection
 from services.events import Publisher

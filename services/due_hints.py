@@ -20,7 +20,7 @@ import redis
 
 from core.next_due import row_due
 from core.store.store import Store
-from core.writes import WriteResult
+from core.writes.pipeline import WriteResult
 from services.events import Publisher
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 from core.outbox.reminders import Waiting, waiting_reminders, why_dropped
 from core.store.schema import outbox
 from core.store.store import Store
-from core.writes import WriteResult
+from core.writes.pipeline import WriteResult
 from services import sending
 from services.apps import app_store
 from services.connections import get_connection, list_connections

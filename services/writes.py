@@ -1,6 +1,6 @@
 """Writes by a person, a guest or an import: the pipeline, then the events, then the log.
 
-Each operation makes its writes through `core.writes.create_row` or `change_row` (which
+Each operation makes its writes through `core.writes.pipeline.create_row` or `change_row` (which
 commit), then publishes their events, then logs once. A person's and a guest's `clock` is
 the adapter's, read for `now` and again just before each commit: a late window that
 opened while the write was made is a conflict.
@@ -17,8 +17,8 @@ from typing import Any
 from core.basics.actors import Actor
 from core.basics.errors import AdminiumError
 from core.store.store import Store
-from core.write_request import WriteRequest
-from core.writes import WriteResult, change_row, create_row
+from core.writes.pipeline import WriteResult, change_row, create_row
+from core.writes.request import WriteRequest
 from services.deliveries import deliveries_queued
 from services.due_hints import hint_writes
 from services.events import Publisher

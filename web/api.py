@@ -25,7 +25,7 @@ from core.basics.values import checked_value, text_fault
 from core.manifest.model import Table
 from core.preview import Preview
 from core.store.store import Store
-from core.writes import WriteResult
+from core.writes.pipeline import WriteResult
 from services.apps import app_store
 from services.models import ADMIN, App, Connection, User, db
 from services.preview import (

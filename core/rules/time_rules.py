@@ -155,7 +155,7 @@ def judge_late(rule: Late, ctx: MomentContext, now: datetime, actor: Actor) -> L
 def judge_due(rule: Timed, ctx: MomentContext, now: datetime) -> None:
     """A timed move's row, as held: its moment, read again, has passed.
 
-    Whether the row is still in `from` is judged once, by the pipeline (core/writes.py),
+    Whether the row is still in `from` is judged once, by the pipeline (core/writes/pipeline.py),
     before this is reached.
     """
     reading = resolve_moment(rule.at, ctx)

@@ -6,7 +6,7 @@ whose `via` points at this row; without: the row this row's `via` points at) in 
 that lists a move to `to` that is no undo; others are left as they are. The rows are
 locked FOR UPDATE NOWAIT in a fixed order (table name, then key): one held elsewhere is a
 WriteConflict naming it. Each is then moved by the same pipeline as its table's declared
-move (`MoveLinked`, handed in by `core.writes`): judged as any move but for roles, with its
+move (`MoveLinked`, handed in by `core.writes.pipeline`): judged as any move but for roles, with its
 own stamps, codes, audit entry (the cause), emails, totals and effects, at most
 `MAX_DEPTH` deep. A refusal keeps its code and names the linked row in `details.effect`.
 An effect of a sample row moves sample rows only.

@@ -20,8 +20,8 @@ from flask import Flask
 from playwright.sync_api import Page, expect
 
 from core.store.store import Store
-from core.write_request import WriteRequest
-from core.writes import create_row
+from core.writes.pipeline import create_row
+from core.writes.request import WriteRequest
 from services.apps import add_app, app_store
 from services.models import db
 from tests.browser.test_screens import LIVE_MS, sign_in, sweep, wait_live

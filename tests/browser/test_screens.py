@@ -13,8 +13,8 @@ from playwright.sync_api import Page, expect
 from werkzeug.serving import make_server
 
 from core.basics.actors import Actor
-from core.write_request import WriteRequest
-from core.writes import change_row
+from core.writes.pipeline import change_row
+from core.writes.request import WriteRequest
 from services import sweeps
 from services.events import Publisher
 from services.models import db

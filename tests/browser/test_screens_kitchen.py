@@ -21,8 +21,8 @@ from playwright.sync_api import Page, Route, expect
 from werkzeug.serving import make_server
 
 from core.basics.actors import Actor
-from core.write_request import WriteRequest
-from core.writes import create_row
+from core.writes.pipeline import create_row
+from core.writes.request import WriteRequest
 from services.apps import add_app
 from services.models import App, db
 from tests.browser.test_screens import LIVE_MS, sign_in, sweep, wait_live

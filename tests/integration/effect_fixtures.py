@@ -14,8 +14,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from core.basics.actors import Actor
-from core.write_request import WriteRequest
-from core.writes import WriteResult, change_row, create_row
+from core.writes.pipeline import WriteResult, change_row, create_row
+from core.writes.request import WriteRequest
 from tests.integration.sweep_fixtures import Shop
 
 STAFF = Actor.person("staff@example.com", {"staff"})

@@ -22,8 +22,8 @@ from sqlalchemy.engine import Connection
 
 from adminium.cli import main
 from core.store.store import Store
-from core.write_request import WriteRequest
-from core.writes import create_row
+from core.writes.pipeline import create_row
+from core.writes.request import WriteRequest
 from services.apps import add_app, app_store
 from services.connections import add_connection, get_connection
 from services.storage import open_session, upgrade_control_plane

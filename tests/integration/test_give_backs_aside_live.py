@@ -24,8 +24,8 @@ from flask.testing import FlaskClient
 from simple_websocket import Client
 
 from core.store.store import Store
-from core.write_request import WriteRequest
-from core.writes import create_row
+from core.writes.pipeline import create_row
+from core.writes.request import WriteRequest
 from services.apps import add_app, app_store
 from services.events import Publisher
 from services.models import db

@@ -34,8 +34,8 @@ from click.testing import CliRunner
 from adminium.cli import main
 from core.basics.errors import AdminiumError
 from core.store.store import Store
-from core.write_request import WriteRequest
-from core.writes import change_row
+from core.writes.pipeline import change_row
+from core.writes.request import WriteRequest
 from services.apps import add_app, app_store
 from services.connections import add_connection, get_connection
 from services.storage import open_session, upgrade_control_plane

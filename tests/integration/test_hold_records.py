@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from core.store.install import install_app
 from core.sweep import sweep_connection
-from core.writes import WriteResult
+from core.writes.pipeline import WriteResult
 from tests.integration.ledger_fixtures import TILL, Till, till_of
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop

@@ -20,8 +20,8 @@ from flask.testing import FlaskClient
 
 from core.store.store import Store
 from core.sweep import sweep_connection
-from core.write_request import WriteRequest
-from core.writes import change_row, create_row
+from core.writes.pipeline import change_row, create_row
+from core.writes.request import WriteRequest
 from services.apps import add_app, app_store
 from services.models import db
 from tests.integration.api_fixtures import Site

@@ -20,8 +20,8 @@ from click.testing import CliRunner, Result
 
 from adminium.cli import main
 from core.store.store import Store
-from core.write_request import WriteRequest
-from core.writes import change_row, create_row
+from core.writes.pipeline import change_row, create_row
+from core.writes.request import WriteRequest
 from services.apps import add_app, app_store
 from services.connections import add_connection, get_connection
 from services.storage import open_session, upgrade_control_plane

@@ -17,8 +17,8 @@ import sqlalchemy as sa
 from core.basics.actors import Actor
 from core.basics.errors import LedgerBusy, LedgerCap
 from core.sweep import SweepReport, sweep_connection
-from core.write_request import WriteRequest
-from core.writes import change_row, create_row
+from core.writes.pipeline import change_row, create_row
+from core.writes.request import WriteRequest
 from services.models import App
 from tests.integration.ledger_fixtures import STAFF, TILL, Till, till_of
 from tests.integration.pipeline_fixtures import at

@@ -17,8 +17,8 @@ from core.basics.errors import AdminiumError, LimitBusy, LimitReached
 from core.setoff.limits import queue_for_group
 from core.store.store import Store, make_engine
 from core.sweep import sweep_connection
-from core.write_request import WriteRequest
-from core.writes import change_row, create_row
+from core.writes.pipeline import change_row, create_row
+from core.writes.request import WriteRequest
 from tests.integration.launching import wait_for
 from tests.integration.ledger_fixtures import STAFF, TILL, Till, till_of
 from tests.integration.pipeline_fixtures import at

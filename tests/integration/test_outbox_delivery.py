@@ -14,8 +14,8 @@ import pytest
 
 from core.basics.actors import Actor
 from core.store.store import make_engine
-from core.write_request import WriteRequest
-from core.writes import change_row
+from core.writes.pipeline import change_row
+from core.writes.request import WriteRequest
 from services.outbox import drain, send_again
 from services.sending import RETRY_WAITS
 from services.smtp import SmtpConfig

@@ -19,8 +19,8 @@ from core.basics.errors import AdminiumError
 from core.outbox.reminders import candidates_query, queue_reminders
 from core.store.install import timed_indexes
 from core.store.schema import sample_marks
-from core.write_request import WriteRequest
-from core.writes import change_row, create_row
+from core.writes.pipeline import change_row, create_row
+from core.writes.request import WriteRequest
 from tests.integration.outbox_fixtures import mail_shop_manifest, outbox_rows
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop

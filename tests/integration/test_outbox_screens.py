@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from flask.testing import FlaskClient
 
 from core.basics.actors import Actor
-from core.write_request import WriteRequest
-from core.writes import change_row
+from core.writes.pipeline import change_row
+from core.writes.request import WriteRequest
 from services.models import App, db
 from tests.integration.api_fixtures import Site
 from tests.integration.outbox_fixtures import outbox_rows

@@ -18,8 +18,8 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from core.basics.actors import Actor
-from core.write_request import WriteRequest
-from core.writes import change_row
+from core.writes.pipeline import change_row
+from core.writes.request import WriteRequest
 from services.outbox import drain
 from services.smtp import SmtpConfig
 from tests.integration.outbox_fixtures import Inbox, free_port, mail_shop_manifest, outbox_rows

@@ -18,8 +18,8 @@ from core.basics.actors import Actor
 from core.store.store import Store
 from core.sweep import SweepOutcome, SweepReport, sweep_connection
 from core.time.clock import venue_zone
-from core.write_request import WriteRequest
-from core.writes import change_row, create_row
+from core.writes.pipeline import change_row, create_row
+from core.writes.request import WriteRequest
 from services.connections import STATEMENT_POOLING
 from services.storage import engine_for
 from tests.integration.pgbouncer_fixtures import Bouncer, start_pgbouncer

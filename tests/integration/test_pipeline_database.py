@@ -19,8 +19,8 @@ from core.manifest.model import load_app
 from core.store.install import install_app, timed_indexes
 from core.store.store import Store, make_engine
 from core.time.clock import venue_zone
-from core.write_request import WriteRequest
-from core.writes import change_row, create_row
+from core.writes.pipeline import change_row, create_row
+from core.writes.request import WriteRequest
 from services.events import Publisher, events_channel
 from tests.integration.db_roles import restricted_store
 from tests.integration.pipeline_fixtures import MANIFEST, Venue, at

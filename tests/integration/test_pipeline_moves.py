@@ -17,8 +17,8 @@ from core.basics.errors import (
     UndoRefused,
     ValueRefused,
 )
-from core.write_request import WriteRequest
-from core.writes import WriteResult, change_row, create_row, make_timed_move
+from core.writes.pipeline import WriteResult, change_row, create_row, make_timed_move
+from core.writes.request import WriteRequest
 from tests.integration.pipeline_fixtures import Venue, at
 
 NOW = at("2026-03-27 12:00")

@@ -9,8 +9,8 @@ import pytest
 
 from core.basics.actors import Actor
 from core.basics.errors import RowLocked
-from core.write_request import WriteRequest
-from core.writes import change_row, create_row, make_timed_move
+from core.writes.pipeline import change_row, create_row, make_timed_move
+from core.writes.request import WriteRequest
 from tests.integration.pipeline_fixtures import Venue, at
 
 STAFF = Actor.person("sam@venue.test", {"staff"})

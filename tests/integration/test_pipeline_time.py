@@ -22,8 +22,8 @@ from core.basics.errors import (
     StateTooLate,
     WriteConflict,
 )
-from core.write_request import WriteRequest
-from core.writes import change_row, create_row, make_timed_move
+from core.writes.pipeline import change_row, create_row, make_timed_move
+from core.writes.request import WriteRequest
 from tests.integration.pipeline_fixtures import Venue, at
 
 STAFF = Actor.person("sam@venue.test", {"staff"})

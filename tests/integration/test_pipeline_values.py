@@ -18,8 +18,8 @@ import sqlalchemy as sa
 
 from core.basics.actors import Actor
 from core.basics.errors import ValueRefused
-from core.write_request import WriteRequest
-from core.writes import change_row, create_row
+from core.writes.pipeline import change_row, create_row
+from core.writes.request import WriteRequest
 from tests.integration.pipeline_fixtures import MANIFEST, Venue, at
 
 NOW = at("2026-03-27 12:00")

@@ -14,8 +14,8 @@ import pytest
 
 from core.basics.actors import Actor
 from core.outbox.reminders import waiting_reminders
-from core.write_request import WriteRequest
-from core.writes import change_row
+from core.writes.pipeline import change_row
+from core.writes.request import WriteRequest
 from services.outbox import drain
 from services.smtp import SmtpConfig
 from tests.integration.outbox_fixtures import mail_shop_manifest, outbox_rows, smtp_server

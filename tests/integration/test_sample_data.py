@@ -14,8 +14,8 @@ from core.sample_data import add_sample, remove_sample, sample_keys, setup_table
 from core.samples import read_sample
 from core.store.schema import audit, sample_marks
 from core.store.store import Store
-from core.write_request import WriteRequest
-from core.writes import change_row, create_row, make_timed_move
+from core.writes.pipeline import change_row, create_row, make_timed_move
+from core.writes.request import WriteRequest
 from tests.integration.pipeline_fixtures import example_sample, example_stores
 
 # Wed 1 Jul 2026 13:00 BST.

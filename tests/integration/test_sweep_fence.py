@@ -22,7 +22,7 @@ import sqlalchemy as sa
 
 from core.fence import Fence
 from core.sweep import SweepOutcome
-from core.writes import WriteResult
+from core.writes.pipeline import WriteResult
 from tests.integration.sweep_fixtures import SHOP, Shop
 from tests.integration.test_sweep_races import NOW, many
 

@@ -18,7 +18,7 @@ import psycopg
 import sqlalchemy as sa
 
 from core.sweep import SweepOutcome, SweepReport, sweep_connection
-from core.writes import WriteResult
+from core.writes.pipeline import WriteResult
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import SHOP, Shop
 

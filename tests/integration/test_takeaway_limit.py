@@ -12,8 +12,8 @@ import pytest
 
 from core.basics.actors import Actor
 from core.basics.errors import LimitReached
-from core.write_request import WriteRequest
-from core.writes import change_row, create_row
+from core.writes.pipeline import change_row, create_row
+from core.writes.request import WriteRequest
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop
 

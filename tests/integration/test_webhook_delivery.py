@@ -23,8 +23,8 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from core.basics.actors import Actor
 from core.store.store import make_engine
-from core.write_request import WriteRequest
-from core.writes import change_row
+from core.writes.pipeline import change_row
+from core.writes.request import WriteRequest
 from services.deliveries import drain, send_again
 from services.sending import RETRY_WAITS, Drained
 from services.webhooks import Endpoint, make_secret

@@ -15,7 +15,7 @@ from core.basics.actors import Actor
 from core.basics.errors import ValueRefused, echo
 from core.manifest.model import Column
 from core.store.store import Store
-from core.writes import WriteResult
+from core.writes.pipeline import WriteResult
 from services.models import App
 from services.writes import write_by_person
 from web.context import clock, publisher

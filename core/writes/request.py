@@ -1,6 +1,6 @@
 """What a writer asks of the write pipeline (`WriteRequest`), and the write as the pipeline
 runs it (`Run`): the request with its key as the key column's type and what only the
-clock and effects pass. Every step of `core.writes` reads its write from here.
+clock and effects pass. Every step of `core.writes.pipeline` reads its write from here.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from core.manifest.model import Timed
 from core.setoff.effects import Cause
 from core.store.store import Row
 from core.time.moments import Tables
-from core.write_settling import Settling
+from core.writes.settling import Settling
 
 
 @dataclass(frozen=True)

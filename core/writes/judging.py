@@ -1,6 +1,6 @@
 """Steps 1 to 4 of the write pipeline (DESIGN "The write pipeline"), judged on the row as
 held: the row locked and read, the clock's `from`, the move listed (undo, roles), what it
-waits for (`core.write_time`), the lock and the limits. A refusal is one AdminiumError and
+waits for (`core.writes.timing`), the lock and the limits. A refusal is one AdminiumError and
 the write's transaction rolls back.
 """
 
@@ -19,8 +19,8 @@ from core.rules.moves import judge_move
 from core.rules.stamps import firing_stamps
 from core.setoff.limits import judge_limits
 from core.store.store import Row, Store
-from core.write_request import Run
-from core.write_time import TimeVerdict, judge_time
+from core.writes.request import Run
+from core.writes.timing import TimeVerdict, judge_time
 
 
 def hold_row(conn: Connection, store: Store, req: Run) -> Row:

@@ -7,10 +7,10 @@ and read it as held; 2 the move listed, undo, roles; 3 what the move waits for a
 late rule; 4 the lock and the database's own refusals; 5 the state, `set`, stamps and
 codes; 6 effects; 7 the audit entry, emails, automations; 8 commit, then the events.
 A refusal anywhere is one AdminiumError and the whole transaction rolls back. Steps 1 to
-4 are judged in `core.write_judging` (time in `core.write_time`), the database's
-refusals named in `core.write_refusals`; this module writes and orders them.
+4 are judged in `core.writes.judging` (time in `core.writes.timing`), the database's
+refusals named in `core.writes.database_refusals`; this module writes and orders them.
 
-The outermost write settles at its end, before its commit (`core.write_settling`): the
+The outermost write settles at its end, before its commit (`core.writes.settling`): the
 totals its rows touched are recomputed once, the audit entry of a row whose totals
 changed is made to say the row as committed, a posting whose amount is a total takes it
 as committed, and only then are its rows' emails and webhook deliveries queued, from the
@@ -43,11 +43,11 @@ from core.store.audit import AUDIT_ID, audit_entry, write_and_audit
 from core.store.schema import sample_marks
 from core.store.store import Row, Store
 from core.time.moments import Tables
-from core.write_judging import Judged, hold_row, judge_write
-from core.write_refusals import database_refusal
-from core.write_request import Run, WriteRequest
-from core.write_settling import Posted, Settling, Told, settle
-from core.write_time import judge_window_opened
+from core.writes.database_refusals import database_refusal
+from core.writes.judging import Judged, hold_row, judge_write
+from core.writes.request import Run, WriteRequest
+from core.writes.settling import Posted, Settling, Told, settle
+from core.writes.timing import judge_window_opened
 
 __all__ = [
     "Actor",
