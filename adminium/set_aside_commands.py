@@ -1,6 +1,6 @@
 """Set-aside rows from the console: list them, try one again now, move a row by hand.
 
-The same operations as the set-aside screen: `core.pending.set_aside_rows` reads the list,
+The same operations as the set-aside screen: `core.sweep.pending.set_aside_rows` reads the list,
 `services.sweeps.retry_set_aside` tries a row again as the clock would, and
 `services.writes.write_by_person` moves a row as a person. The console writes as a known
 user (`--as EMAIL`), with that user's roles in the row's app, so the audit names who it
@@ -20,10 +20,10 @@ from adminium.control_commands import control_plane, redis_publisher
 from adminium.sweep_commands import venue_time
 from core.basics.actors import Actor
 from core.basics.errors import AdminiumError
-from core.hold_reads import GiveBackAside, set_aside_give_backs
-from core.pending import Aside, set_aside_rows
 from core.store.set_aside import refusal_details, refusal_words
 from core.store.store import Store
+from core.sweep.hold_reads import GiveBackAside, set_aside_give_backs
+from core.sweep.pending import Aside, set_aside_rows
 from services.apps import app_store, find_table, lookup_app, swept_stores
 from services.connections import get_connection
 from services.errors import NotFound

@@ -12,13 +12,13 @@ import click
 import sqlalchemy as sa
 
 from adminium.control_commands import control_plane, parse_now, redis_publisher
-from core.due import Due, DueHold, Rule
-from core.hold_reads import hold_apps, holds_due
 from core.ledgers.entries import PostingRecord
-from core.pending import Pending, pending_moves
 from core.store.install import timed_indexes
 from core.store.store import Store
-from core.sweep import LIMIT, SweepReport
+from core.sweep.due import Due, DueHold, Rule
+from core.sweep.hold_reads import hold_apps, holds_due
+from core.sweep.pending import Pending, pending_moves
+from core.sweep.sweep import LIMIT, SweepReport
 from core.time.clock import venue_zone
 from services.apps import swept_stores
 from services.connections import get_connection

@@ -11,7 +11,7 @@ moves / 0 left over once both are done.
 
 - baseline: the fence before the lease (a session-level advisory lock on a session of its
   own, `pg_try_advisory_lock`, held while the session answers), in the same run;
-- lease: `core.fence` as shipped (LEASE 10 s, renewed each second while moving).
+- lease: `core.sweep.fence` as shipped (LEASE 10 s, renewed each second while moving).
 
 Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \
      .venv/bin/python bench/fence.py [--freeze 30] [--every 1]
@@ -36,13 +36,13 @@ import sqlalchemy as sa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import core.sweep  # noqa: E402
+import core.sweep.sweep  # noqa: E402
 from bench.common import database, emit  # noqa: E402
-from core.fence import Fence  # noqa: E402
 from core.manifest.model import load_app  # noqa: E402
 from core.store.install import install_app  # noqa: E402
 from core.store.store import Store, make_engine  # noqa: E402
-from core.sweep import SweepOutcome, sweep_connection  # noqa: E402
+from core.sweep.fence import Fence  # noqa: E402
+from core.sweep.sweep import SweepOutcome, sweep_connection  # noqa: E402
 from core.time.clock import venue_zone  # noqa: E402
 from tests.integration.pipeline_fixtures import at  # noqa: E402
 from tests.integration.sweep_fixtures import SHOP  # noqa: E402
@@ -127,16 +127,16 @@ class LegacyFence:
 FROZEN = """
 import json, sys, time
 sys.path.insert(0, sys.argv[4])
-import core.sweep
+import core.sweep.sweep
 from core.time.clock import venue_zone
 from core.manifest.model import load_app
 from core.store.store import Store, make_engine
-from core.sweep import sweep_connection
+from core.sweep.sweep import sweep_connection
 from tests.integration.pipeline_fixtures import at
 url, manifest, case = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
 if case == "baseline":
     exec(sys.argv[5])
-    core.sweep.Fence = LegacyFence
+    core.sweep.sweep.Fence = LegacyFence
 store = Store(make_engine(url), load_app(manifest), venue_zone("Europe/London"), connection="bench")
 report = sweep_connection([store], connection="bench", now=at("2026-05-04 12:00"),
                           on_moved=lambda result: time.sleep(0.05))
@@ -158,7 +158,7 @@ def run_case(case: str, server: str, freeze: float, every: float) -> None:
 
 def run_on(case: str, url: str, freeze: float, every: float) -> None:
     engine = make_engine(url)
-    core.sweep.Fence = legacy_fence() if case == "baseline" else Fence  # type: ignore[misc]
+    core.sweep.sweep.Fence = legacy_fence() if case == "baseline" else Fence  # type: ignore[misc]
     frozen = None
     try:
         app = load_app(SHOP)

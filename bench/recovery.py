@@ -10,7 +10,7 @@ object per line (not part of `make test`; each measure waits for real minutes).
 - stalled: the worker SIGKILLed just after a sweep (the clock keeps running, nobody starts
   the worker again); the seconds from the first sweep that did not come (the next minute,
   at the killed sweep's own lag) to the stall being said, as a page reads it
-  (`core.sweep_health.read_health`; an open live screen is told within
+  (`core.sweep.health.read_health`; an open live screen is told within
   LIVE_WATCH_SECONDS, 15 s, more: printed as `screens_by`), goal <= 90 s; and the seconds
   from the kill.
 
@@ -58,7 +58,7 @@ from bench.common import (  # noqa: E402
     sleep_until,
     wait,
 )
-from core.sweep_health import read_health  # noqa: E402
+from core.sweep.health import read_health  # noqa: E402
 from services.apps import add_app  # noqa: E402
 from services.connections import add_connection  # noqa: E402
 from services.storage import engine_for, open_session, upgrade_control_plane  # noqa: E402

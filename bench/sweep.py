@@ -49,11 +49,11 @@ from psycopg.types.json import Jsonb
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import database, emit
-from core.due import find_due
 from core.manifest.model import load_app
 from core.store.install import install_app
 from core.store.store import Store, make_engine
-from core.sweep import sweep_connection
+from core.sweep.due import find_due
+from core.sweep.sweep import sweep_connection
 from core.time.clock import venue_zone
 from tests.integration.sweep_fixtures import SHOP
 

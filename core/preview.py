@@ -3,7 +3,7 @@
 A change is a new manifest for an app (its stores before and after), or new values for
 rows of the tables moments read (the settings and hours tables before and after). Both
 sides are read on the same rows at the same `now`, with the moment engine and the
-sweep's own SQL prefilters (`core.due`'s streams, `core.outbox.reminders`' candidates): per
+sweep's own SQL prefilters (`core.sweep.due`'s streams, `core.outbox.reminders`' candidates): per
 side, the rows whose moment can fall before `now + horizon`. Rules, holds and reminders
 the change leaves as they were (same manifest part, same settings and hours read) are
 not read at all, so the cost grows with the rows the change can touch, not the table.

@@ -1,5 +1,5 @@
 """A preview's timed moves and holds (`core.preview`): per side, the rows the sweep's own
-SQL prefilters (`core.due`'s streams) find near due, each read on both sides; a rule or
+SQL prefilters (`core.sweep.due`'s streams) find near due, each read on both sides; a rule or
 hold the change leaves as it was (same manifest part, same settings and hours read) is
 not read at all.
 """
@@ -13,15 +13,6 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.due import (
-    HoldSource,
-    Rule,
-    hold_sources,
-    moment_parts,
-    read_streams,
-    stream_of,
-    timed_rules,
-)
 from core.ledgers.entries import PostingStatus
 from core.ledgers.holds import held_until, is_held
 from core.preview_changes import (
@@ -37,6 +28,15 @@ from core.preview_changes import (
 from core.store.schema import postings
 from core.store.set_aside import RecordKey, SetAside
 from core.store.store import Row
+from core.sweep.due import (
+    HoldSource,
+    Rule,
+    hold_sources,
+    moment_parts,
+    read_streams,
+    stream_of,
+    timed_rules,
+)
 from core.time.moments import MomentContext, MomentValueError
 from core.time.words import explain_moment
 

@@ -3,7 +3,7 @@
 The sample is added exactly as `core.sample_data.add_sample` adds it (the write pipeline,
 its moves, stamps, postings and effects), but on one connection inside a transaction that
 is rolled back: every transaction the pipeline opens is a savepoint of it. Inside that
-same transaction the sweep's own searches (`core.due.find_due`, `find_due_holds`) are run
+same transaction the sweep's own searches (`core.sweep.due.find_due`, `find_due_holds`) are run
 at `now`, and what they find among the sample's rows is the answer. Then everything is
 rolled back: no row, mark, audit entry, posting or email stays. (A serial key's sequence
 is not transactional in PostgreSQL, so the rolled-back rows' numbers are not the ones the
@@ -19,10 +19,10 @@ from datetime import datetime
 
 from sqlalchemy.engine import Connection
 
-from core.due import find_due, find_due_holds
 from core.sample_data import SampleRow, add_sample
 from core.samples import SampleFile
 from core.store.store import Store
+from core.sweep.due import find_due, find_due_holds
 
 SEARCH_LIMIT = 100_000
 """How many due rows (and holds) the search reads at most: the venue's own due rows are

@@ -1,7 +1,7 @@
 """The per-connection sweep job: RQ glue around `services.sweeps.sweep`.
 
 The fence that keeps one sweep per connection lives in the connection's database
-(`core.fence`); Redis only carries the jobs and the live events.
+(`core.sweep.fence`); Redis only carries the jobs and the live events.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from rq.exceptions import DuplicateJobError
 from rq.job import Job
 from rq.queue import EnqueueData
 
-from core.sweep import SweepOutcome, SweepReport
+from core.sweep.sweep import SweepOutcome, SweepReport
 from services.due_hints import leave_hint
 from services.events import Publisher
 from services.storage import reading_session

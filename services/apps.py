@@ -18,9 +18,9 @@ from core.basics.values import text_fault
 from core.manifest.check import check_manifest
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
-from core.minute_work import has_minute_work
 from core.store.install import install_adminium, install_app
 from core.store.store import Store
+from core.sweep.minute_work import has_minute_work
 from services.connections import get_connection
 from services.errors import (
     AlreadyExists,

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from core.basics.values import text_fault
 from core.manifest.model import load_app
-from core.minute_work import has_minute_work
+from core.sweep.minute_work import has_minute_work
 from core.time.clock import UnknownZone, known_zone
 from services.errors import AlreadyExists, InvalidValue, NotFound
 from services.events import Publisher

@@ -1,5 +1,5 @@
 """Due hints in Redis: each connection's next due moment, so the tick sweeps first the
-connections with something due now (`core.next_due`).
+connections with something due now (`core.sweep.next_due`).
 
 A sweep leaves the connection's hint as it found it (the earliest moment after its `now`
 something may fall due; none when nothing waits); a write through the pipeline makes it
@@ -18,8 +18,8 @@ from datetime import datetime, timedelta
 
 import redis
 
-from core.next_due import row_due
 from core.store.store import Store
+from core.sweep.next_due import row_due
 from core.writes.pipeline import WriteResult
 from services.events import Publisher
 

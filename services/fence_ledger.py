@@ -1,6 +1,6 @@
 """Sweeps turned away by their connection's fence, counted in Redis for the whole cluster.
 
-A sweep that finds another sweep's lease running (`core.fence`) does nothing that minute;
+A sweep that finds another sweep's lease running (`core.sweep.fence`) does nothing that minute;
 its own record in the connection's database says so. Here each is counted per
 connection, with the latest one's words (who held the fence, since when), for `/metrics`
 (`adminium_sweeps_fenced_total`) and the connection's card ("Sweeps turned away").

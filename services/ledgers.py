@@ -8,11 +8,11 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from core.hold_reads import GiveBackAside, set_aside_give_backs
 from core.ledgers.give_back import GiveBack, try_give_back
 from core.ledgers.statement import AccountStatement, read_statement
 from core.manifest.ledger_model import Ledger
 from core.store.store import Store
+from core.sweep.hold_reads import GiveBackAside, set_aside_give_backs
 from services.apps import app_store
 from services.connections import get_connection
 from services.errors import InvalidValue, NotFound

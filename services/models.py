@@ -19,7 +19,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
-from core.minute_work import has_minute_work
+from core.sweep.minute_work import has_minute_work
 from services.urls import hide_password, sqlalchemy_url
 
 SCHEMA = "adminium_control"

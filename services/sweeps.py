@@ -1,9 +1,9 @@
 """The minute sweep of one connection unless it is paused, and "Try again now" on a set-aside row.
 
 The fence that keeps one sweep per connection lives in the connection's database
-(`core.fence`, a lease), taken by `core.sweep.sweep_connection`; a sweep it turned away is
-counted cluster-wide (`services.fence_ledger`); each move's events go out as soon
-as it commits, and each row set aside is told once the sweep is over.
+(`core.sweep.fence`, a lease), taken by `core.sweep.sweep.sweep_connection`; a sweep it
+turned away is counted cluster-wide (`services.fence_ledger`); each move's events go out as
+soon as it commits, and each row set aside is told once the sweep is over.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from sqlalchemy.orm import Session
 
 from core.basics.actors import Actor
 from core.basics.events import RowEvent
-from core.hold_reads import hold_apps
-from core.pending import set_aside_rows
 from core.store.store import Store
-from core.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection, try_timed_move
+from core.sweep.hold_reads import hold_apps
+from core.sweep.pending import set_aside_rows
+from core.sweep.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection, try_timed_move
 from services.apps import swept_apps
 from services.deliveries import deliveries_queued
 from services.events import Publisher

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from werkzeug.serving import make_server
 
-from core.sweep_records import write_sweep
+from core.sweep.records import write_sweep
 from tests.browser.test_screens import LIVE_MS, sign_in, sweep, wait_live
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at

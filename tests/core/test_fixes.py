@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from core.fixes import fix_fields, new_moment
 from core.manifest.model import Moment, Table
 from core.rules.refusals import value_words
+from core.sweep.fixes import fix_fields, new_moment
 
 STAYS: dict[str, Any] = {
     "key": "id",

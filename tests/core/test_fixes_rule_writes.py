@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.fixes import fix_fields, new_moment
 from core.manifest.model import Table, Timed
+from core.sweep.fixes import fix_fields, new_moment
 
 ORDERS: dict[str, Any] = {
     "key": "id",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from core.sweep_health import stalled_minutes
+from core.sweep.health import stalled_minutes
 
 # The last sweep started at 12:00:03; the one due at 12:01 never came.
 LAST = datetime(2026, 5, 4, 12, 0, 3, tzinfo=UTC)

@@ -133,7 +133,7 @@ def test_a_linked_row_held_elsewhere_is_named_in_the_printout_and_the_log(
     order = console.order(DUE, desk_id=desk)
     with console.store.engine.connect() as other:
         other.execute(sa.text("SELECT 1 FROM kitchen.desks WHERE id = :k FOR UPDATE"), {"k": desk})
-        with caplog.at_level(logging.INFO, logger="core.sweep"):
+        with caplog.at_level(logging.INFO, logger="core.sweep.sweep"):
             swept = console.run("-v", "sweep", console.name, "--now", NOW)
         other.rollback()
     assert swept.exit_code == 0, swept.output
@@ -141,7 +141,7 @@ def test_a_linked_row_held_elsewhere_is_named_in_the_printout_and_the_log(
         f"next minute (held elsewhere) kitchen.orders {order} rule 1 at"
         f" 2026-07-10T12:00:00+01:00: desks {desk} held by another writer"
     ) in swept.output.splitlines()
-    logged = [r.getMessage() for r in caplog.records if r.name == "core.sweep"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "core.sweep.sweep"]
     assert (
         f"timed move of kitchen.orders key={order} rule=1 tried next minute:"
         f" WRITE_CONFLICT, desks {desk} held by another writer"

@@ -71,7 +71,7 @@ def test_commands_are_quiet_by_default_and_say_more_with_v(console: Console) -> 
     loud = subprocess.run(
         [str(ADMINIUM), "-v", *command[1:]], env=env, capture_output=True, text=True, timeout=60
     )
-    assert "INFO core.sweep" in loud.stderr
+    assert "INFO core.sweep.sweep" in loud.stderr
 
 
 def test_set_aside_rows_are_listed_on_the_venue_clock_tried_again_and_moved(

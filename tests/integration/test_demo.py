@@ -16,7 +16,7 @@ from psycopg import sql
 
 from adminium.demo import DEMO_APPS, DEMO_EMAIL, DEMO_PASSWORD, install_demo, receiver_url
 from core.store.schema import sample_marks
-from core.sweep import sweep_connection
+from core.sweep.sweep import sweep_connection
 from services.apps import app_store
 from services.connections import get_connection
 from services.deliveries import app_deliveries

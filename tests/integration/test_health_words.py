@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
-from core.sweep_records import open_sweep
+from core.sweep.records import open_sweep
 from tests.integration.api_fixtures import Site
 from tests.integration.launching import free_port
 

@@ -21,7 +21,7 @@ from core.basics.errors import AdminiumError, LedgerBusy
 from core.ledgers.entries import PostingRecord, due_holds
 from core.ledgers.give_back import give_back_hold
 from core.store.store import Store, make_engine
-from core.sweep import sweep_connection
+from core.sweep.sweep import sweep_connection
 from core.writes.pipeline import change_row, create_row
 from core.writes.request import WriteRequest
 from tests.integration.ledger_fixtures import STAFF, TILL, Till, till_of

@@ -16,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from core.store.install import install_app
-from core.sweep import sweep_connection
+from core.sweep.sweep import sweep_connection
 from core.writes.pipeline import WriteResult
 from tests.integration.ledger_fixtures import TILL, Till, till_of
 from tests.integration.pipeline_fixtures import at

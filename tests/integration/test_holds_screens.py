@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from flask.testing import FlaskClient
 
 from core.store.store import Store
-from core.sweep import sweep_connection
+from core.sweep.sweep import sweep_connection
 from core.writes.pipeline import change_row, create_row
 from core.writes.request import WriteRequest
 from services.apps import add_app, app_store

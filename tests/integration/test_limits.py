@@ -16,7 +16,7 @@ from core.basics.actors import Actor
 from core.basics.errors import AdminiumError, LimitBusy, LimitReached
 from core.setoff.limits import queue_for_group
 from core.store.store import Store, make_engine
-from core.sweep import sweep_connection
+from core.sweep.sweep import sweep_connection
 from core.writes.pipeline import change_row, create_row
 from core.writes.request import WriteRequest
 from tests.integration.launching import wait_for

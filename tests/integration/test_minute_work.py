@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from rq import Queue
 from rq.job import Job
 
-from core.sweep_records import recent_sweeps
+from core.sweep.records import recent_sweeps
 from jobs.sweep import minute_of, sweep_job_id
 from jobs.tick import enqueue_minute
 from services.apps import add_app, app_store, swept_stores

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from core.preview import Preview
 from core.store.store import Store
-from core.sweep import sweep_connection
+from core.sweep.sweep import sweep_connection
 from services.preview import parse_set, preview_values
 from services.storage import engine_for, open_session
 from tests.integration.preview_fixtures import Diner, build_diner

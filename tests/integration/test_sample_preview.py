@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from core.sample_data import add_sample
 from core.sample_preview import sample_due
 from core.store.store import Store
-from core.sweep import sweep_connection
+from core.sweep.sweep import sweep_connection
 from tests.integration.pipeline_fixtures import example_sample, example_stores
 
 # Wed 1 Jul 2026 13:00 BST.

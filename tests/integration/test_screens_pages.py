@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from flask.testing import FlaskClient
 
 from core.manifest.model import load_app
-from core.pending import rules_of, waiting_on
 from core.store.store import Store
+from core.sweep.pending import rules_of, waiting_on
 from services import sweeps
 from services.events import NO_PUBLISHER
 from services.models import db

@@ -10,7 +10,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
-from core.sweep import sweep_connection
+from core.sweep.sweep import sweep_connection
 from tests.integration.api_fixtures import Site
 from tests.integration.screens_fixtures import csrf_of
 

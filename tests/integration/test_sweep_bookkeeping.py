@@ -12,8 +12,8 @@ from typing import Any
 import sqlalchemy as sa
 from psycopg.pq import TransactionStatus
 
-from core.fence import Fence
-from core.sweep import SweepOutcome
+from core.sweep.fence import Fence
+from core.sweep.sweep import SweepOutcome
 from tests.integration.sweep_fixtures import Shop
 from tests.integration.test_sweep_races import NOW, VIP_CONSTRAINT
 

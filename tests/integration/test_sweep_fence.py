@@ -20,8 +20,8 @@ import psycopg
 import pytest
 import sqlalchemy as sa
 
-from core.fence import Fence
-from core.sweep import SweepOutcome
+from core.sweep.fence import Fence
+from core.sweep.sweep import SweepOutcome
 from core.writes.pipeline import WriteResult
 from tests.integration.sweep_fixtures import SHOP, Shop
 from tests.integration.test_sweep_races import NOW, many
@@ -33,7 +33,7 @@ import json, sys, time
 from core.time.clock import venue_zone
 from core.manifest.model import load_app
 from core.store.store import Store, make_engine
-from core.sweep import sweep_connection
+from core.sweep.sweep import sweep_connection
 from tests.integration.pipeline_fixtures import at
 url, manifest, lease = sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3])
 store = Store(make_engine(url), load_app(manifest), venue_zone("Europe/London"), connection="shop")
@@ -95,7 +95,7 @@ def test_frozen_sweep_loses_its_fence_and_the_takeover_moves_each_row_once(
         assert wait_until(lambda: napping(shop), 30)
         frozen.send_signal(signal.SIGSTOP)  # mid-move: row `held` locked, not committed
         # Turned away while the frozen sweep's lease runs: recorded and logged, with who.
-        with caplog.at_level(logging.INFO, logger="core.sweep"):
+        with caplog.at_level(logging.INFO, logger="core.sweep.sweep"):
             turned = shop.sweep(NOW + timedelta(minutes=1))
         holder = f"fence held by worker {socket.gethostname()}:{frozen.pid} since "
         assert turned.outcome is SweepOutcome.fenced

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from core.sweep import SweepOutcome
-from core.sweep_health import read_health
+from core.sweep.health import read_health
+from core.sweep.sweep import SweepOutcome
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import SHOP, Shop
 
@@ -32,7 +32,7 @@ import json, sys, time
 from core.time.clock import venue_zone
 from core.manifest.model import load_app
 from core.store.store import Store, make_engine
-from core.sweep import sweep_connection
+from core.sweep.sweep import sweep_connection
 from tests.integration.pipeline_fixtures import at
 url, manifest, after = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
 store = Store(make_engine(url), load_app(manifest), venue_zone("Europe/London"), connection="shop")

@@ -17,7 +17,7 @@ from pathlib import Path
 import psycopg
 import sqlalchemy as sa
 
-from core.sweep import SweepOutcome, SweepReport, sweep_connection
+from core.sweep.sweep import SweepOutcome, SweepReport, sweep_connection
 from core.writes.pipeline import WriteResult
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import SHOP, Shop
@@ -149,7 +149,7 @@ import json, sys, time
 from core.time.clock import venue_zone
 from core.manifest.model import load_app
 from core.store.store import Store, make_engine
-from core.sweep import sweep_connection
+from core.sweep.sweep import sweep_connection
 from tests.integration.pipeline_fixtures import at
 url, manifest = sys.argv[1], json.loads(sys.argv[2])
 store = Store(make_engine(url), load_app(manifest), venue_zone("Europe/London"), connection="shop")

@@ -6,7 +6,7 @@ from flask import jsonify, render_template, request
 from werkzeug.wrappers import Response
 
 from core.basics.errors import echo
-from core.pending import keys_set_aside, set_aside_rows
+from core.sweep.pending import keys_set_aside, set_aside_rows
 from services.apps import app_store
 from services.models import App, Connection
 from web.context import clock

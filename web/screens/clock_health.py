@@ -1,7 +1,7 @@
 """The clock's health as the screens show it: the stalled banner's minutes, a card's figures,
 and one state per connection (running, paused, stalled, Redis unreachable), said once.
 
-The rule (two missed minutes) is `core.sweep_health`'s; this reads it for a connection of
+The rule (two missed minutes) is `core.sweep.health`'s; this reads it for a connection of
 the control plane, on the web's clock. A paused connection is never stalled: its paused
 banner already says why nothing moves.
 """
@@ -17,9 +17,9 @@ import redis
 from flask import request
 from sqlalchemy.exc import DBAPIError
 
-from core.pending import PENDING_HORIZON, pending_moves
 from core.store.store import Store
-from core.sweep_health import SweepHealth, read_health
+from core.sweep.health import SweepHealth, read_health
+from core.sweep.pending import PENDING_HORIZON, pending_moves
 from core.time.words import span_words
 from services.apps import swept_stores
 from services.models import Connection

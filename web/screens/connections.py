@@ -10,7 +10,7 @@ from flask import render_template
 from sqlalchemy.exc import DBAPIError
 from werkzeug.wrappers import Response
 
-from core.hold_reads import set_aside_count
+from core.sweep.hold_reads import set_aside_count
 from services.apps import app_store
 from services.connections import set_paused
 from services.errors import first_line

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 from flask import render_template
 
-from core.hold_reads import waiting_holds
-from core.pending import PENDING_HORIZON, pending_moves, rows_without_moment
+from core.sweep.hold_reads import waiting_holds
+from core.sweep.pending import PENDING_HORIZON, pending_moves, rows_without_moment
 from services.apps import swept_stores
 from web.context import clock
 from web.screens import timeline

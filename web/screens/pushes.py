@@ -14,8 +14,9 @@ from typing import Any
 import sqlalchemy as sa
 from flask import render_template
 
-from core.hold_reads import GiveBackAside, set_aside_give_backs
-from core.pending import (
+from core.store.store import Store
+from core.sweep.hold_reads import GiveBackAside, set_aside_give_backs
+from core.sweep.pending import (
     PENDING_HORIZON,
     Pending,
     keys_set_aside,
@@ -23,7 +24,6 @@ from core.pending import (
     set_aside_rows,
     waiting_on,
 )
-from core.store.store import Store
 from services.apps import app_store
 from services.connections import get_connection
 from services.models import App, db

@@ -13,9 +13,9 @@ from core.basics.errors import echo
 from core.basics.values import text_fault
 from core.manifest.board_rules import card_spec
 from core.manifest.model import Column, MoveSpec, Table
-from core.pending import Waiting, rules_of, waiting_on
 from core.store.schema import audit
 from core.store.store import Row, Store
+from core.sweep.pending import Waiting, rules_of, waiting_on
 from web.errors import InvalidRequest
 
 BOARD_LIMIT = 2000

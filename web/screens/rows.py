@@ -8,11 +8,11 @@ from typing import Any
 from flask import render_template, request
 
 from core.basics.errors import AdminiumError, echo
-from core.hold_reads import row_postings
 from core.manifest.model import MoveSpec, Table
-from core.pending import rules_of, set_aside_rows, waiting_for_no_time
 from core.preview import Preview, counted
 from core.store.store import Store
+from core.sweep.hold_reads import row_postings
+from core.sweep.pending import rules_of, set_aside_rows, waiting_for_no_time
 from services.apps import app_store
 from services.models import App, db
 from services.preview import ValueChange, preview_values

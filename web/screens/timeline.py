@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from core.pending import Pending
+from core.sweep.pending import Pending
 
 HOURS = 24
 """How many hours the timeline shows, from the current hour on the venue's clock."""

@@ -11,8 +11,8 @@ from typing import Any
 from flask import render_template, request
 
 from core.basics.errors import AdminiumError
-from core.pending import set_aside_rows
 from core.store.store import Store
+from core.sweep.pending import set_aside_rows
 from services.apps import app_store
 from services.sweeps import retry_set_aside
 from web.context import clock, publisher

@@ -10,9 +10,9 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from core.basics.errors import AdminiumError
-from core.fixes import NewMoment, fix_fields, new_moment
 from core.manifest.model import Column, Table
-from core.pending import Aside, rules_of, waiting_on
+from core.sweep.fixes import NewMoment, fix_fields, new_moment
+from core.sweep.pending import Aside, rules_of, waiting_on
 from web.context import clock
 from web.screens.access import (
     screen_blueprint,

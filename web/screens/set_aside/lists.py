@@ -10,9 +10,9 @@ from typing import Any
 from flask import render_template, url_for
 from sqlalchemy.exc import DBAPIError
 
-from core.hold_reads import set_aside_count, set_aside_give_backs
-from core.pending import set_aside_rows
 from core.store.store import Store
+from core.sweep.hold_reads import set_aside_count, set_aside_give_backs
+from core.sweep.pending import set_aside_rows
 from services.apps import swept_stores
 from services.models import Connection
 from web.context import clock

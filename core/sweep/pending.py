@@ -1,7 +1,7 @@
 """What the clock will do to rows: the timed move a row waits on, pending moves, set-aside rows.
 
 Reads only (the screens and the console show these); every write goes through the one
-pipeline, `core.writes.pipeline`. The due rows come from `core.due.find_due` (the sweep's
+pipeline, `core.writes.pipeline`. The due rows come from `core.sweep.due.find_due` (the sweep's
 own search), looked a horizon ahead; "set aside" is `core.store.set_aside`'s one rule.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.due import Rule, find_due, timed_rules
 from core.store.set_aside import SetAside, read_set_aside
 from core.store.store import Row, Store
+from core.sweep.due import Rule, find_due, timed_rules
 from core.time.moments import MomentContext, MomentValueError, Reading, Tables, resolve_moment
 from core.time.words import explain_moment, why_no_time
 

@@ -60,7 +60,7 @@ TAKE_SQL = f"""
     """
 """Take the fence unless another sweep's lease runs (a row returned: taken), with the
 parameters `Fence.take_params`; a statement of its own, or a part of one (`WITH taken AS
-(...)`, `core.sweep_records.open_fenced`)."""
+(...)`, `core.sweep.records.open_fenced`)."""
 _TAKE = sa.text(TAKE_SQL)
 _NO_TABLE = "42P01"
 _HOLDER = sa.text(f"SELECT holder, since FROM {_TABLE} WHERE connection = :connection")
@@ -77,7 +77,7 @@ LET_GO_SQL = (
     " WHERE connection = :fence_connection AND token = :token AND until > clock_timestamp()"
 )
 """Let the fence go if this sweep's lease still runs, with `Fence.let_go_params`; a
-statement of its own, or a part of one (`core.sweep_records.close_fenced`)."""
+statement of its own, or a part of one (`core.sweep.records.close_fenced`)."""
 _LET_GO = sa.text(LET_GO_SQL)
 
 

@@ -1,6 +1,6 @@
 """Whether a connection's minute sweep keeps time: its last sweep, what it did lately, stalls.
 
-The sweep runs once a minute and records each run as it starts (`core.sweep_records`). A
+The sweep runs once a minute and records each run as it starts (`core.sweep.records`). A
 connection whose latest record started more than two minutes ago has stalled: the sweep
 due a minute after it did not come, nor in the minute the queue may take, so its worker or
 clock process is gone (or Redis), and no timed move is made until it comes back. The
@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from core.store.schema import RUNNING, sweeps
-from core.sweep_records import STOPPED, WENT_AWAY, moves_since_start, recent_sweeps
+from core.sweep.records import STOPPED, WENT_AWAY, moves_since_start, recent_sweeps
 
 SWEEP_EVERY = timedelta(minutes=1)
 """How often the sweep runs."""

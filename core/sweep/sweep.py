@@ -22,12 +22,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.basics.errors import AdminiumError, RowNotDue
-from core.due import Due, Rule, find_due, find_due_holds, timed_rules
-from core.fence import LEASE, Fence, autocommit
 from core.ledgers.entries import PostingRecord
 from core.ledgers.give_back import GiveBack, redate_hold, try_give_back
-from core.minute_work import has_minute_work
-from core.next_due import next_due
 from core.outbox.reminders import queue_reminders
 from core.store.set_aside import (
     RecordKey,
@@ -42,7 +38,11 @@ from core.store.set_aside import (
     sets_aside,
 )
 from core.store.store import Store
-from core.sweep_records import Opened, close_fenced, close_sweep, open_fenced, write_sweep
+from core.sweep.due import Due, Rule, find_due, find_due_holds, timed_rules
+from core.sweep.fence import LEASE, Fence, autocommit
+from core.sweep.minute_work import has_minute_work
+from core.sweep.next_due import next_due
+from core.sweep.records import Opened, close_fenced, close_sweep, open_fenced, write_sweep
 from core.time.moments import Tables
 from core.writes.pipeline import WriteResult, make_timed_move
 
@@ -118,7 +118,7 @@ class SweepReport:
     reminders: int = 0
     """How many reminders the sweep queued (their drain is enqueued after it)."""
     next_due: datetime | None = None
-    """The earliest moment after `at` something may fall due (`core.next_due`: a lower
+    """The earliest moment after `at` something may fall due (`core.sweep.next_due`: a lower
     bound, the tick's hint); None when nothing waits or the search did not finish."""
     fallout: Fallout = field(default_factory=Fallout)
 
@@ -210,7 +210,7 @@ def sweep_connection(
     """Sweep one connection at `now`: move its due rows, set aside the refused, record it.
 
     The fence is a lease of `lease` seconds, renewed while moving and never past the
-    `deadline` (`core.fence`); a sweep turned away by it is recorded as `fenced` with
+    `deadline` (`core.sweep.fence`); a sweep turned away by it is recorded as `fenced` with
     who holds it and since when."""
     run = _Sweep(connection, now, dry_run, clock, clock())
     stores = [s for s in stores if has_minute_work(s.app)]

@@ -22,13 +22,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.basics.actors import ActorKind
-from core.fence import LET_GO_SQL, TAKE_SQL, Fence, autocommit
 from core.store.schema import (
     RUNNING,
     audit,
     set_aside,
     sweeps,
 )
+from core.sweep.fence import LET_GO_SQL, TAKE_SQL, Fence, autocommit
 
 STOPPED = "stopped"
 WENT_AWAY = "the worker went away"
