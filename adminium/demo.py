@@ -26,8 +26,8 @@ from psycopg import sql
 from sqlalchemy import select
 
 from core.basics.actors import Actor
-from core.sample_data import SampleRow
-from core.samples import load_sample
+from core.samples.data import SampleRow
+from core.samples.files import load_sample
 from core.store.store import Store
 from services import apps, connections, users, webhooks
 from services.demo_account import DEMO_EMAIL, DEMO_PASSWORD

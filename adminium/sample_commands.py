@@ -10,7 +10,7 @@ import click
 
 from adminium.control_commands import control_plane, parse_now, redis_publisher
 from adminium.demo import EXAMPLES
-from core.samples import load_sample
+from core.samples.files import load_sample
 from services.apps import app_store, find_app
 from services.samples import add_sample_data, remove_sample_data
 

@@ -6,9 +6,9 @@ import logging
 from datetime import datetime
 from pathlib import Path
 
-from core.sample_data import SampleRow, add_sample, marked_keys, removal_events, remove_sample
-from core.sample_preview import SampleDue, sample_due
-from core.samples import SampleFile, load_sample
+from core.samples.data import SampleRow, add_sample, marked_keys, removal_events, remove_sample
+from core.samples.files import SampleFile, load_sample
+from core.samples.preview import SampleDue, sample_due
 from core.setoff.automations import watching
 from core.store.store import Store
 from services.deliveries import DRAIN

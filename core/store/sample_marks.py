@@ -1,7 +1,7 @@
 """The sample marks: which rows of a connection's database are sample data, by app.
 
 Its table is `adminium.sample_rows` in the database (the name existing databases keep);
-adding and removing sample data is `core.sample_data`."""
+adding and removing sample data is `core.samples.data`."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ import pytest
 from playwright.sync_api import Dialog, Page, expect
 from werkzeug.serving import make_server
 
-from core.sample_data import add_sample, remove_sample
-from core.samples import read_sample
+from core.samples.data import add_sample, remove_sample
+from core.samples.files import read_sample
 from tests.browser.test_screens import LIVE_MS, sign_in, sweep, wait_live
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from adminium.cli import main
-from core.samples import SampleRefused, load_sample
+from core.samples.files import SampleRefused, load_sample
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from core.manifest.model import load_app
-from core.samples import (
+from core.samples.files import (
     Context,
     SampleRefused,
     load_sample,

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from core.manifest.model import App, load_app
-from core.samples import Context, resolve_row, resolve_value
+from core.samples.files import Context, resolve_row, resolve_value
 
 ROOT = Path(__file__).resolve().parents[2]
 LONDON = ZoneInfo("Europe/London")

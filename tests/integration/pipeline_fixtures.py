@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 
 from core.manifest.model import App, load_app
-from core.samples import SampleFile, load_sample
+from core.samples.files import SampleFile, load_sample
 from core.store.install import install_app
 from core.store.store import Store, make_engine
 from core.time.clock import venue_zone

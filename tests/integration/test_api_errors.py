@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from core import samples as core_samples
 from core.basics import errors as core_errors
 from core.basics.errors import AdminiumError, PublicError
+from core.samples import files as core_samples
 from services import errors as services_errors
 from tests.conftest import ROOT
 from web import errors as web_errors

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from core.basics.actors import Actor
 from core.basics.errors import ColumnReadOnly, StateMoveRefused, ValueRefused, WriteConflict
-from core.sample_data import remove_sample, sample_actor
+from core.samples.data import remove_sample, sample_actor
 from core.writes.pipeline import WriteResult, create_row, make_timed_move
 from core.writes.request import WriteRequest
 from tests.integration.effect_fixtures import DUE, KITCHEN, NOW, STAFF, Kitchen

@@ -10,8 +10,8 @@ import pytest
 import sqlalchemy as sa
 
 from core.basics.actors import Actor
-from core.sample_data import add_sample, remove_sample, sample_keys, setup_tables
-from core.samples import read_sample
+from core.samples.data import add_sample, remove_sample, sample_keys, setup_tables
+from core.samples.files import read_sample
 from core.store.schema import audit, sample_marks
 from core.store.store import Store
 from core.writes.pipeline import change_row, create_row, make_timed_move

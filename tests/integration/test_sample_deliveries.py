@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import redis
 
-from core.samples import SampleFile
+from core.samples.files import SampleFile
 from core.store.store import Store
 from services.deliveries import DELIVERY_JOB, DRAIN
 from services.events import Publisher

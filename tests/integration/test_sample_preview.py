@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from core.sample_data import add_sample
-from core.sample_preview import sample_due
+from core.samples.data import add_sample
+from core.samples.preview import sample_due
 from core.store.store import Store
 from core.sweep.sweep import sweep_connection
 from tests.integration.pipeline_fixtures import example_sample, example_stores

@@ -16,8 +16,8 @@ import redis
 from flask.testing import FlaskClient
 from simple_websocket import Client, ConnectionClosed
 
-from core.sample_data import add_sample
-from core.samples import read_sample
+from core.samples.data import add_sample
+from core.samples.files import read_sample
 from services.events import Publisher
 from services.models import db
 from services.sweeps import sweep

@@ -11,8 +11,8 @@ import redis
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
-from core.sample_data import add_sample
-from core.samples import read_sample
+from core.samples.data import add_sample
+from core.samples.files import read_sample
 from core.store.schema import sample_marks
 from services.events import events_channel
 from tests.integration.api_fixtures import Site

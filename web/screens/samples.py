@@ -1,7 +1,7 @@
 """Add or remove sample data from the connections screen: the app's kept sample set
 (`services.samples.add_kept_sample`), or every sample row of one app in one transaction
 (`services.samples.remove_sample_data`); either is pushed to the open screens. The app's
-setup (settings, opening hours) is never sample data (`core.sample_data.setup_tables`)."""
+setup (settings, opening hours) is never sample data (`core.samples.data.setup_tables`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from flask import current_app, render_template, request
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from core.basics.errors import AdminiumError
-from core.sample_data import sample_keys
+from core.samples.data import sample_keys
 from services.apps import app_store
 from services.errors import first_line
 from services.models import ADMIN, App, User

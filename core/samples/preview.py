@@ -1,6 +1,6 @@
 """Before a sample set is added: which of its rows the next sweep would move at once.
 
-The sample is added exactly as `core.sample_data.add_sample` adds it (the write pipeline,
+The sample is added exactly as `core.samples.data.add_sample` adds it (the write pipeline,
 its moves, stamps, postings and effects), but on one connection inside a transaction that
 is rolled back: every transaction the pipeline opens is a savepoint of it. Inside that
 same transaction the sweep's own searches (`core.sweep.due.find_due`, `find_due_holds`) are run
@@ -19,8 +19,8 @@ from datetime import datetime
 
 from sqlalchemy.engine import Connection
 
-from core.sample_data import SampleRow, add_sample
-from core.samples import SampleFile
+from core.samples.data import SampleRow, add_sample
+from core.samples.files import SampleFile
 from core.store.store import Store
 from core.sweep.due import find_due, find_due_holds
 

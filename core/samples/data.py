@@ -17,7 +17,7 @@ from core.basics.actors import Actor, ActorKind
 from core.basics.events import RowEvent
 from core.manifest.model import App, Table
 from core.rules.columns import owned_columns
-from core.samples import Context, SampleFile, SampleRefused, resolve_row
+from core.samples.files import Context, SampleFile, SampleRefused, resolve_row
 from core.setoff.totals import Touched, touch_totals, write_totals
 from core.store.audit import audit_entry
 from core.store.schema import audit, sample_marks, set_aside
