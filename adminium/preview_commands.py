@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import click
 
 from adminium.control_commands import control_plane, parse_now
-from core.preview import Preview
+from core.preview.preview import Preview
 from core.time.words import instant_words
 from services.preview import connection_zone, parse_set, preview_values
 

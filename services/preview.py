@@ -4,7 +4,7 @@ A change is a new manifest for one app of a connection (`preview_manifest`), or 
 values for rows of the tables its moments read: the settings row, an hours row
 (`preview_values`, changes given as `TABLE.COLUMN=VALUE`, `TABLE[KEY].COLUMN=VALUE` or
 `TABLE[COLUMN=VALUE].COLUMN=VALUE`). Both are read on the connection's database in one
-transaction that is rolled back (`core.preview` compares the two sides); the control
+transaction that is rolled back (`core.preview.preview` compares the two sides); the control
 plane is only read. The console, the API and the row page all answer from here.
 """
 
@@ -24,9 +24,9 @@ from sqlalchemy.orm import Session
 from core.basics.errors import AdminiumError
 from core.basics.values import checked_value
 from core.manifest.model import load_app
-from core.preview import HORIZON, Preview, compare
-from core.preview_changes import Side
-from core.preview_reminders import lead_tables
+from core.preview.changes import Side
+from core.preview.preview import HORIZON, Preview, compare
+from core.preview.reminders import lead_tables
 from core.store.set_aside import read_set_aside
 from core.store.store import Row, Store
 from core.time.moments import Tables

@@ -23,7 +23,7 @@ from core.basics.errors import AdminiumError, echo
 from core.basics.json_rows import jsonable, row_json
 from core.basics.values import checked_value, text_fault
 from core.manifest.model import Table
-from core.preview import Preview
+from core.preview.preview import Preview
 from core.store.store import Store
 from core.writes.pipeline import WriteResult
 from services.apps import app_store

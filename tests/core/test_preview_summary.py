@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from core.preview import HORIZON, Preview
-from core.preview_changes import Changed
+from core.preview.changes import Changed
+from core.preview.preview import HORIZON, Preview
 
 NOW = datetime(2026, 7, 10, 9, tzinfo=UTC)
 HOUR = timedelta(hours=1)

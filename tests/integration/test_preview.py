@@ -12,7 +12,7 @@ import psycopg
 import pytest
 import sqlalchemy as sa
 
-from core.preview import Preview
+from core.preview.preview import Preview
 from core.store.store import Store
 from core.sweep.sweep import sweep_connection
 from services.preview import parse_set, preview_values

@@ -9,7 +9,7 @@ from flask import render_template, request
 
 from core.basics.errors import AdminiumError, echo
 from core.manifest.model import MoveSpec, Table
-from core.preview import Preview, counted
+from core.preview.preview import Preview, counted
 from core.store.store import Store
 from core.sweep.hold_reads import row_postings
 from core.sweep.pending import rules_of, set_aside_rows, waiting_for_no_time

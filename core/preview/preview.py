@@ -7,8 +7,8 @@ sweep's own SQL prefilters (`core.sweep.due`'s streams, `core.outbox.reminders`'
 side, the rows whose moment can fall before `now + horizon`. Rules, holds and reminders
 the change leaves as they were (same manifest part, same settings and hours read) are
 not read at all, so the cost grows with the rows the change can touch, not the table.
-The timed moves and holds are read in `core.preview_due`, the reminders in
-`core.preview_reminders`, on the sides and readers of `core.preview_changes`.
+The timed moves and holds are read in `core.preview.due`, the reminders in
+`core.preview.reminders`, on the sides and readers of `core.preview.changes`.
 
 A row is **due at once** when its moment (or heldUntil) is at or before `now` after the
 change and was not before: the next sweep moves it (gives its hold back). A reminder is
@@ -25,9 +25,9 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.engine import Connection
 
-from core.preview_changes import Changed, Side
-from core.preview_due import hold_changes, timed_changes
-from core.preview_reminders import reminder_changes
+from core.preview.changes import Changed, Side
+from core.preview.due import hold_changes, timed_changes
+from core.preview.reminders import reminder_changes
 from core.store.set_aside import RecordKey, SetAside
 
 HORIZON = timedelta(days=8)

@@ -1,4 +1,4 @@
-"""A preview's reminders (`core.preview`): per reminder, the rows its candidates query
+"""A preview's reminders (`core.preview.preview`): per reminder, the rows its candidates query
 (`core.outbox.reminders`) finds still to be reminded, their send time read on both sides; a
 reminder the change leaves as it was (same manifest part, same leads' settings) is not
 read at all.
@@ -15,7 +15,7 @@ from core.manifest.outbox_model import Lead, Reminder
 from core.manifest.refs import SettingRef
 from core.outbox.messages import producers, reminder_address
 from core.outbox.reminders import LEAD_LABEL, candidates_query, largest_lead, lead_hours, send_time
-from core.preview_changes import Changed, Side, near, unchanged
+from core.preview.changes import Changed, Side, near, unchanged
 from core.store.store import Row, Store
 from core.time.clock import parse_wall_time
 from core.time.moments import Tables, read_setting

@@ -1,4 +1,4 @@
-"""What a preview compares (`core.preview`): a change's two sides, one row's changed
+"""What a preview compares (`core.preview.preview`): a change's two sides, one row's changed
 moment, and the readers its parts share: whether a manifest part reads the same on both
 sides, the candidate keys `core.sweep.due`'s streams find, rows by key, a moment read on a row.
 """

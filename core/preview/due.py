@@ -1,4 +1,4 @@
-"""A preview's timed moves and holds (`core.preview`): per side, the rows the sweep's own
+"""A preview's timed moves and holds (`core.preview.preview`): per side, the rows the sweep's own
 SQL prefilters (`core.sweep.due`'s streams) find near due, each read on both sides; a rule or
 hold the change leaves as it was (same manifest part, same settings and hours read) is
 not read at all.
@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection
 
 from core.ledgers.entries import PostingStatus
 from core.ledgers.holds import held_until, is_held
-from core.preview_changes import (
+from core.preview.changes import (
     CHUNK,
     Changed,
     Collect,
