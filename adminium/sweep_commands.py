@@ -15,7 +15,9 @@ from adminium.control_commands import control_plane, parse_now, redis_publisher
 from core.ledgers.entries import PostingRecord
 from core.store.install import timed_indexes
 from core.store.store import Store
-from core.sweep.due import Due, DueHold, Rule
+from core.sweep.due import Due
+from core.sweep.due_holds import DueHold
+from core.sweep.due_streams import Rule
 from core.sweep.hold_reads import hold_apps, holds_due
 from core.sweep.pending import Pending, pending_moves
 from core.sweep.sweep import LIMIT, SweepReport

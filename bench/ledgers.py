@@ -38,7 +38,7 @@ from core.manifest.model import load_app
 from core.setoff.limits import judge_limits
 from core.store.install import install_app
 from core.store.store import Store, make_engine
-from core.sweep.due import find_due_holds
+from core.sweep.due_holds import find_due_holds
 from core.sweep.sweep import sweep_connection
 from core.time.clock import venue_zone
 from core.writes.pipeline import create_row
@@ -222,7 +222,7 @@ DUE_HOLDS = 500
 
 
 def bench_due_holds(url: str, rows: int, runs: int = 15) -> dict[str, float]:
-    """The sweep's search for due holds (`core.sweep.due.find_due_holds`: the rows still paid,
+    """The sweep's search for due holds (`core.sweep.due_holds.find_due_holds`: the rows still paid,
     bounded by now, each heldUntil read exactly; then the stored hint) on an orders table of
     `rows` rows: 500 due, a tenth held until a later day, the rest long given back (still
     `placed`, their amount 0), each with its posting record. Against the stored-copy search

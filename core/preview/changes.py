@@ -1,6 +1,7 @@
 """What a preview compares (`core.preview.preview`): a change's two sides, one row's changed
 moment, and the readers its parts share: whether a manifest part reads the same on both
-sides, the candidate keys `core.sweep.due`'s streams find, rows by key, a moment read on a row.
+sides, the candidate keys the streams of `core.sweep.due_streams` find, rows by key, a
+moment read on a row.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.store.store import Row, Store, collect_tables
-from core.sweep.due import HoldSource, Rule
+from core.sweep.due_streams import HoldSource, Rule
 from core.time.moments import MomentContext, MomentValueError, Tables, resolve_moment
 from core.time.words import explain_moment
 
@@ -89,7 +90,8 @@ def unchanged(
 
 
 class Collect:
-    """A finder for `core.sweep.due.read_streams` that keeps every candidate's key, no limit."""
+    """A finder for `core.sweep.due_streams.read_streams` that keeps every candidate's key,
+    no limit."""
 
     def __init__(self, now: datetime) -> None:
         self.now = now

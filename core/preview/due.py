@@ -1,7 +1,7 @@
-"""A preview's timed moves and holds (`core.preview.preview`): per side, the rows the sweep's own
-SQL prefilters (`core.sweep.due`'s streams) find near due, each read on both sides; a rule or
-hold the change leaves as it was (same manifest part, same settings and hours read) is
-not read at all.
+"""A preview's timed moves and holds (`core.preview.preview`): per side, the rows the
+sweep's own SQL prefilters (the streams of `core.sweep.due_streams`) find near due, each
+read on both sides; a rule or hold the change leaves as it was (same manifest part, same
+settings and hours read) is not read at all.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from core.preview.changes import (
 from core.store.schema import postings
 from core.store.set_aside import RecordKey, SetAside
 from core.store.store import Row
-from core.sweep.due import (
+from core.sweep.due_streams import (
     HoldSource,
     Rule,
     hold_sources,

@@ -1,14 +1,14 @@
 """Before a change of rules: what the clock will do differently, read at `now`, writing nothing.
 
-A change is a new manifest for an app (its stores before and after), or new values for
-rows of the tables moments read (the settings and hours tables before and after). Both
-sides are read on the same rows at the same `now`, with the moment engine and the
-sweep's own SQL prefilters (`core.sweep.due`'s streams, `core.outbox.reminders`' candidates): per
-side, the rows whose moment can fall before `now + horizon`. Rules, holds and reminders
-the change leaves as they were (same manifest part, same settings and hours read) are
-not read at all, so the cost grows with the rows the change can touch, not the table.
-The timed moves and holds are read in `core.preview.due`, the reminders in
-`core.preview.reminders`, on the sides and readers of `core.preview.changes`.
+A change is a new manifest for an app (its stores before and after), or new values for rows
+of the tables moments read (the settings and hours tables before and after). Both sides are
+read on the same rows at the same `now`, with the moment engine and the sweep's own SQL
+prefilters (the streams of `core.sweep.due_streams`, `core.outbox.reminders`' candidates):
+per side, the rows whose moment can fall before `now + horizon`. Rules, holds and reminders
+the change leaves as they were (same manifest part, same settings and hours read) are not
+read at all, so the cost grows with the rows the change can touch, not the table. The timed
+moves and holds are read in `core.preview.due`, the reminders in `core.preview.reminders`,
+on the sides and readers of `core.preview.changes`.
 
 A row is **due at once** when its moment (or heldUntil) is at or before `now` after the
 change and was not before: the next sweep moves it (gives its hold back). A reminder is

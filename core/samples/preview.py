@@ -22,7 +22,8 @@ from sqlalchemy.engine import Connection
 from core.samples.data import SampleRow, add_sample
 from core.samples.files import SampleFile
 from core.store.store import Store
-from core.sweep.due import find_due, find_due_holds
+from core.sweep.due import find_due
+from core.sweep.due_holds import find_due_holds
 
 SEARCH_LIMIT = 100_000
 """How many due rows (and holds) the search reads at most: the venue's own due rows are

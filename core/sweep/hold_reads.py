@@ -21,7 +21,7 @@ from core.manifest.ledger_model import Ledger
 from core.store.schema import ledger_entries
 from core.store.set_aside import SetAside, read_set_aside
 from core.store.store import Row, Store
-from core.sweep.due import DueHolds, as_rows_read, find_due_holds
+from core.sweep.due_holds import DueHolds, as_rows_read, find_due_holds
 from core.sweep.pending import set_aside_rows
 
 NEVER = datetime.max.replace(tzinfo=UTC)
@@ -109,7 +109,8 @@ def waiting_holds(stores: Sequence[Store], limit: int = WAITING_LIMIT) -> list[W
 def _as_rows_read(
     conn: Connection, store: Store, records: list[PostingRecord]
 ) -> list[PostingRecord]:
-    """The held records with the heldUntil their row reads now (core.sweep.due.as_rows_read)."""
+    """The held records with the heldUntil their row reads now
+    (core.sweep.due_holds.as_rows_read)."""
     held = [r for r in records if r.status is PostingStatus.held]
     if not held:
         return records
@@ -122,7 +123,7 @@ def _as_rows_read(
 
 def holds_due(stores: Sequence[Store], *, by: datetime, now: datetime, limit: int) -> DueHolds:
     """The holds due by `by` (at most `limit`, longest-due first) as the sweep finds them
-    (`core.sweep.due.find_due_holds`), and those whose give-back is set aside at `now` beside
+    (`core.sweep.due_holds.find_due_holds`), and those whose give-back is set aside at `now` beside
     (`passed_by`): what `adminium due`, `sweep --dry-run` and the sweep's `still due`
     list and count."""
     if not stores or not any(holding_tables(store.app) for store in stores):

@@ -7,7 +7,7 @@ early costs nothing but a place in the queue, and a row with no hint (written in
 SQL since) still moves within its minute.
 
 After a sweep's search for due rows, one more statement reads, per stream of
-`core.sweep.due` (a rule's moment column, rows still in `from`), the first value past the
+`core.sweep.due_streams` (a rule's moment column, rows still in `from`), the first value past the
 stream's bound, and the earliest stored heldUntil past `now` of each holding app; each
 value's floor is the stream's own (the earliest moment that value can give). A stream
 whose bound is not the moment itself (a time of day, a linked row's moment) gives
@@ -29,7 +29,7 @@ from core.ledgers.holds import holding_tables
 from core.manifest.model import Moment
 from core.store.schema import postings
 from core.store.store import Row, Store, collect_tables
-from core.sweep.due import moment_parts, stream_of, timed_rules
+from core.sweep.due_streams import moment_parts, stream_of, timed_rules
 from core.time.moments import MomentContext, MomentValueError, Tables, resolve_moment
 
 

@@ -17,7 +17,8 @@ from sqlalchemy.engine import Connection
 
 from core.store.set_aside import SetAside, read_set_aside
 from core.store.store import Row, Store
-from core.sweep.due import Rule, find_due, timed_rules
+from core.sweep.due import find_due
+from core.sweep.due_streams import Rule, timed_rules
 from core.time.moments import MomentContext, MomentValueError, Reading, Tables, resolve_moment
 from core.time.words import explain_moment, why_no_time
 

@@ -38,7 +38,9 @@ from core.store.set_aside import (
     sets_aside,
 )
 from core.store.store import Store
-from core.sweep.due import Due, Rule, find_due, find_due_holds, timed_rules
+from core.sweep.due import Due, find_due
+from core.sweep.due_holds import find_due_holds
+from core.sweep.due_streams import Rule, timed_rules
 from core.sweep.fence import LEASE, Fence, autocommit
 from core.sweep.minute_work import has_minute_work
 from core.sweep.next_due import next_due

@@ -19,7 +19,7 @@ import pytest
 import sqlalchemy as sa
 
 from core.store.install import hold_indexes
-from core.sweep.due import find_due_holds
+from core.sweep.due_holds import find_due_holds
 from tests.integration.ledger_fixtures import TILL, Till, till_of
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import Shop
