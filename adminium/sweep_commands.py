@@ -20,7 +20,8 @@ from core.sweep.due_holds import DueHold
 from core.sweep.due_streams import Rule
 from core.sweep.hold_reads import hold_apps, holds_due
 from core.sweep.pending import Pending, pending_moves
-from core.sweep.sweep import LIMIT, SweepReport
+from core.sweep.report import SweepReport
+from core.sweep.sweep import LIMIT
 from core.time.clock import venue_zone
 from services.apps import swept_stores
 from services.connections import get_connection

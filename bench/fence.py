@@ -42,7 +42,8 @@ from core.manifest.model import load_app  # noqa: E402
 from core.store.install import install_app  # noqa: E402
 from core.store.store import Store, make_engine  # noqa: E402
 from core.sweep.fence import Fence  # noqa: E402
-from core.sweep.sweep import SweepOutcome, sweep_connection  # noqa: E402
+from core.sweep.report import SweepOutcome  # noqa: E402
+from core.sweep.sweep import sweep_connection  # noqa: E402
 from core.time.clock import venue_zone  # noqa: E402
 from tests.integration.pipeline_fixtures import at  # noqa: E402
 from tests.integration.sweep_fixtures import SHOP  # noqa: E402

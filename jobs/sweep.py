@@ -19,7 +19,7 @@ from rq.exceptions import DuplicateJobError
 from rq.job import Job
 from rq.queue import EnqueueData
 
-from core.sweep.sweep import SweepOutcome, SweepReport
+from core.sweep.report import SweepOutcome, SweepReport
 from services.due_hints import leave_hint
 from services.events import Publisher
 from services.storage import reading_session

@@ -19,8 +19,10 @@ from core.basics.actors import Actor
 from core.basics.events import RowEvent
 from core.store.store import Store
 from core.sweep.hold_reads import hold_apps
+from core.sweep.moves import try_timed_move
 from core.sweep.pending import set_aside_rows
-from core.sweep.sweep import DEADLINE, SweepOutcome, SweepReport, sweep_connection, try_timed_move
+from core.sweep.report import SweepOutcome, SweepReport
+from core.sweep.sweep import DEADLINE, sweep_connection
 from services.apps import swept_apps
 from services.deliveries import deliveries_queued
 from services.events import Publisher

@@ -1,7 +1,7 @@
 """The minute sweep of one connection: its due rows moved by their timed rules, once each.
 
 In order: take the connection's fence; read the set-aside records, forget those of rows
-that left `from`; give back holds nobody finished (a later issue); find the due rows,
+that left `from`; give back the holds whose heldUntil has passed; find the due rows,
 longest-due first, at most `limit`; move each through the write pipeline as `Timed
 move`, in its own transaction; record the minute. A refused row is set aside for an
 hour; a row another writer holds is tried next minute; the database going away stops
@@ -13,40 +13,32 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import datetime
-from enum import StrEnum
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.basics.errors import AdminiumError, RowNotDue
-from core.ledgers.entries import PostingRecord
-from core.ledgers.give_back import GiveBack, redate_hold, try_give_back
+from core.ledgers.give_back import redate_hold, try_give_back
 from core.outbox.reminders import queue_reminders
 from core.store.set_aside import (
     RecordKey,
     SetAside,
-    drop_left_from,
-    drop_set_aside,
     read_set_aside,
     refusal_details,
-    refusal_words,
     refused_by,
-    set_aside_row,
     sets_aside,
 )
 from core.store.store import Store
 from core.sweep.due import Due, find_due
 from core.sweep.due_holds import find_due_holds
-from core.sweep.due_streams import Rule, timed_rules
 from core.sweep.fence import LEASE, Fence, autocommit
 from core.sweep.minute_work import has_minute_work
+from core.sweep.moves import forget_left_from, try_timed_move
 from core.sweep.next_due import next_due
 from core.sweep.records import Opened, close_fenced, close_sweep, open_fenced, write_sweep
+from core.sweep.report import Refused, SweepOutcome, SweepReport, SweepRun
 from core.time.moments import Tables
-from core.writes.pipeline import WriteResult, make_timed_move
+from core.writes.pipeline import WriteResult
 
 log = logging.getLogger(__name__)
 
@@ -56,145 +48,6 @@ DEADLINE = 50.0
 """Seconds a sweep may run; what it did not reach goes next minute."""
 FENCE_CHECK = 1.0
 """Seconds between renewals of the fence's lease while moving."""
-
-
-class SweepOutcome(StrEnum):
-    """How a minute's sweep ended."""
-
-    done = "done"
-    more = "more"
-    deadline = "deadline"
-    fenced = "fenced"
-    fence_lost = "fence-lost"
-    stopped = "stopped"
-    paused = "paused"
-
-
-@dataclass(frozen=True)
-class Refused:
-    """A due row whose move was refused, with the refusal's code, message and details."""
-
-    due: Due
-    code: str
-    message: str
-    details: Mapping[str, Any] | None = None
-
-    @property
-    def words(self) -> str:
-        """The refusal's words, naming a linked row that refused ("refused by parts 3012: …")."""
-        return refusal_words(self.message, self.details)
-
-
-@dataclass
-class Fallout:
-    """What the minute's timed moves set off besides their rows: linked rows their effects
-    moved, emails and webhook deliveries they queued (reminders are the report's own), and,
-    for a row tried next minute because another writer held a linked row, that row."""
-
-    linked: int = 0
-    emails: int = 0
-    deliveries: int = 0
-    held: dict[tuple[str, str, str], str] = field(default_factory=dict)
-    """(app, table, key) of a due row -> the linked row held elsewhere ("desks 3")."""
-
-
-@dataclass(frozen=True)
-class SweepReport:
-    """What one minute's sweep of a connection did."""
-
-    connection: str
-    at: datetime
-    outcome: SweepOutcome
-    moved: tuple[Due, ...] = ()
-    set_aside: tuple[Refused, ...] = ()
-    conflicts: tuple[Due, ...] = ()
-    left_alone: tuple[Due, ...] = ()
-    passed_by: tuple[Due, ...] = ()
-    left: tuple[Due, ...] = ()
-    error: str | None = None
-    took_ms: float = 0.0
-    dry_run: bool = False
-    given_back: tuple[GiveBack, ...] = ()
-    holds_refused: tuple[tuple[PostingRecord, str], ...] = ()
-    holds_busy: tuple[PostingRecord, ...] = ()
-    reminders: int = 0
-    """How many reminders the sweep queued (their drain is enqueued after it)."""
-    next_due: datetime | None = None
-    """The earliest moment after `at` something may fall due (`core.sweep.next_due`: a lower
-    bound, the tick's hint); None when nothing waits or the search did not finish."""
-    fallout: Fallout = field(default_factory=Fallout)
-
-    def refused(self) -> dict[str, int]:
-        """How many rows each refusal code set aside."""
-        counts: dict[str, int] = {}
-        for refused in self.set_aside:
-            counts[refused.code] = counts.get(refused.code, 0) + 1
-        return counts
-
-    def record(self) -> dict[str, Any]:
-        """The minute's record as stored in `adminium.sweeps`."""
-        return {
-            "connection": self.connection,
-            "at": self.at,
-            "outcome": self.outcome.value,
-            "moved": len(self.moved),
-            "set_aside": len(self.set_aside),
-            "conflicts": len(self.conflicts),
-            "passed_by": len(self.passed_by),
-            "left_alone": len(self.left_alone),
-            "refused": self.refused(),
-            "error": self.error,
-            "took_ms": self.took_ms,
-            "given_back": len(self.given_back),
-            "holds_set_aside": len(self.holds_refused),
-            "holds_busy": len(self.holds_busy),
-        }
-
-
-@dataclass
-class _Sweep:
-    """One sweep as it runs."""
-
-    connection: str
-    now: datetime
-    dry_run: bool
-    clock: Callable[[], float]
-    started: float
-    moved: list[Due] = field(default_factory=list)
-    set_aside: list[Refused] = field(default_factory=list)
-    conflicts: list[Due] = field(default_factory=list)
-    left_alone: list[Due] = field(default_factory=list)
-    passed_by: tuple[Due, ...] = ()
-    left: tuple[Due, ...] = ()
-    given_back: list[GiveBack] = field(default_factory=list)
-    holds_refused: list[tuple[PostingRecord, str]] = field(default_factory=list)
-    holds_busy: list[PostingRecord] = field(default_factory=list)
-    reminders: int = 0
-    next_due: datetime | None = None
-    fallout: Fallout = field(default_factory=Fallout)
-
-    def report(self, outcome: SweepOutcome, error: str | None = None) -> SweepReport:
-        took = (self.clock() - self.started) * 1000.0
-        return SweepReport(
-            self.connection,
-            self.now,
-            outcome,
-            tuple(self.moved),
-            tuple(self.set_aside),
-            tuple(self.conflicts),
-            tuple(self.left_alone),
-            self.passed_by,
-            self.left,
-            error,
-            round(took, 3),
-            self.dry_run,
-            tuple(self.given_back),
-            tuple(self.holds_refused),
-            tuple(self.holds_busy),
-            self.reminders,
-            next_due=self.next_due,
-            fallout=replace(self.fallout, held=dict(self.fallout.held)),
-        )
 
 
 def sweep_connection(
@@ -214,7 +67,7 @@ def sweep_connection(
     The fence is a lease of `lease` seconds, renewed while moving and never past the
     `deadline` (`core.sweep.fence`); a sweep turned away by it is recorded as `fenced` with
     who holds it and since when."""
-    run = _Sweep(connection, now, dry_run, clock, clock())
+    run = SweepRun(connection, now, dry_run, clock, clock())
     stores = [s for s in stores if has_minute_work(s.app)]
     if not stores:
         return run.report(SweepOutcome.done)
@@ -249,10 +102,16 @@ def sweep_connection(
         report = run.report(SweepOutcome.stopped, message)
     if not dry_run and not closed:
         _record(engine, report, None if opened is None else opened.record_id)
+    _log_report(report)
+    return report
+
+
+def _log_report(report: SweepReport) -> None:
+    """The minute's one line in the log: how it ended and what it did."""
     log.info(
         "sweep of connection %s: %s, gave back %s, moved %s, set aside %s, conflicts %s,"
         " left %s, %.1f ms",
-        connection,
+        report.connection,
         report.outcome.value,
         len(report.given_back),
         len(report.moved),
@@ -261,7 +120,6 @@ def sweep_connection(
         len(report.left),
         report.took_ms,
     )
-    return report
 
 
 def _close(conn: Connection, fence: Fence, report: SweepReport, opened: int) -> bool:
@@ -297,7 +155,7 @@ def _let_go(fence: Fence, conn: Connection) -> None:
 
 
 def _run(
-    run: _Sweep,
+    run: SweepRun,
     conn: Connection,
     stores: Sequence[Store],
     fence: Fence,
@@ -318,7 +176,7 @@ def _run(
         tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
     if not run.dry_run:
         if records:
-            _forget_left_from(conn, stores, records)
+            forget_left_from(conn, stores, records)
             with autocommit(conn):
                 records = read_set_aside(conn, [s.app.name for s in stores])
         limit -= _give_back_holds(run, conn, stores, records, tables, limit, on_moved)
@@ -349,7 +207,7 @@ def _run(
 
 
 def _move(
-    run: _Sweep,
+    run: SweepRun,
     due: Due,
     on_moved: Callable[[WriteResult], None] | None,
     tables: Tables,
@@ -396,78 +254,8 @@ def _move(
         )
 
 
-@dataclass(frozen=True)
-class Attempt:
-    """One timed move tried: moved (`result`), refused (`refused`), or neither: the row was
-    moved or re-dated since it was found, and is left as it is."""
-
-    result: WriteResult | None = None
-    refused: AdminiumError | None = None
-
-
-def try_timed_move(
-    rule: Rule,
-    key: Any,
-    moment: datetime,
-    *,
-    connection: str,
-    now: datetime,
-    tables: Tables | None = None,
-    conn: Connection | None = None,
-    record: SetAside | None = None,
-) -> Attempt:
-    """A row's timed move made now as the clock, in its own transaction (on `conn` when
-    given): moved, its set-aside record goes; refused, it is set aside (unless another
-    writer holds it) with the spec's words in the log."""
-    try:
-        result = make_timed_move(
-            rule.store, rule.table, key, rule.timed, now=now, tables=tables, conn=conn
-        )
-    except RowNotDue:
-        return Attempt()
-    except AdminiumError as error:
-        if sets_aside(error):
-            with rule.store.transaction(conn) as held:
-                set_aside_row(
-                    held,
-                    connection=connection,
-                    app=rule.app,
-                    table=rule.table,
-                    key=key,
-                    rule=rule.number,
-                    moment=moment,
-                    error=error,
-                    now=now,
-                )
-        return Attempt(refused=error)
-    if record is not None:
-        with rule.store.transaction(conn) as held:
-            drop_set_aside(held, rule.app, rule.table, str(key), rule.number)
-    return Attempt(result=result)
-
-
-def _forget_left_from(
-    conn: Connection, stores: Sequence[Store], records: Mapping[RecordKey, SetAside]
-) -> None:
-    """Drop the set-aside records of rows that left `from`: they are never tried again."""
-    kept = {(app, table, rule) for app, table, _, rule in records}
-    for store in stores:
-        for rule in timed_rules(store):
-            if (rule.app, rule.table, rule.number) in kept:
-                drop_left_from(
-                    conn,
-                    rule.app,
-                    store.table(rule.table),
-                    rule.key_column,
-                    rule.number,
-                    rule.state_column,
-                    rule.timed.from_,
-                )
-    conn.commit()
-
-
 def _give_back_holds(
-    run: _Sweep,
+    run: SweepRun,
     conn: Connection,
     stores: Sequence[Store],
     records: Mapping[RecordKey, SetAside],

@@ -13,7 +13,8 @@ import sqlalchemy as sa
 from core.manifest.model import load_app
 from core.store.install import install_app
 from core.store.store import Store, make_engine
-from core.sweep.sweep import SweepReport, sweep_connection
+from core.sweep.report import SweepReport
+from core.sweep.sweep import sweep_connection
 from core.time.clock import venue_zone
 from tests.integration.pipeline_fixtures import HOURS, Venue
 

@@ -16,7 +16,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy.orm import Session
 
-from core.sweep.sweep import SweepOutcome
+from core.sweep.report import SweepOutcome
 from services.apps import add_app
 from services.connections import (
     add_connection,

@@ -11,7 +11,7 @@ import redis
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
-from core.sweep.sweep import SweepOutcome
+from core.sweep.report import SweepOutcome
 from services.events import Publisher
 from services.fence_ledger import FENCED, LAST_FENCED
 from services.models import db

@@ -16,7 +16,7 @@ from rq import Queue
 from rq.cron import CronScheduler
 from rq.job import Job
 
-from core.sweep.sweep import SweepOutcome
+from core.sweep.report import SweepOutcome
 from jobs.sweep import enqueue_sweep, sweep_job_id
 from jobs.tick import enqueue_minute
 from services.apps import add_app, app_store

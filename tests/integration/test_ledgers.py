@@ -16,7 +16,8 @@ import sqlalchemy as sa
 
 from core.basics.actors import Actor
 from core.basics.errors import LedgerBusy, LedgerCap
-from core.sweep.sweep import SweepReport, sweep_connection
+from core.sweep.report import SweepReport
+from core.sweep.sweep import sweep_connection
 from core.writes.pipeline import change_row, create_row
 from core.writes.request import WriteRequest
 from services.models import App

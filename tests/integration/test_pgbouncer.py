@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from adminium.cli import main
 from core.basics.actors import Actor
 from core.store.store import Store
-from core.sweep.sweep import SweepOutcome, SweepReport, sweep_connection
+from core.sweep.report import SweepOutcome, SweepReport
+from core.sweep.sweep import sweep_connection
 from core.time.clock import venue_zone
 from core.writes.pipeline import change_row, create_row
 from core.writes.request import WriteRequest

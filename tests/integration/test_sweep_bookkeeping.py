@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from psycopg.pq import TransactionStatus
 
 from core.sweep.fence import Fence
-from core.sweep.sweep import SweepOutcome
+from core.sweep.report import SweepOutcome
 from tests.integration.sweep_fixtures import Shop
 from tests.integration.test_sweep_races import NOW, VIP_CONSTRAINT
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from core.sweep.sweep import SweepOutcome
+from core.sweep.report import SweepOutcome
 from tests.integration.pipeline_fixtures import MANIFEST, at
 from tests.integration.sweep_fixtures import Shop
 

@@ -21,7 +21,7 @@ import pytest
 import sqlalchemy as sa
 
 from core.sweep.fence import Fence
-from core.sweep.sweep import SweepOutcome
+from core.sweep.report import SweepOutcome
 from core.writes.pipeline import WriteResult
 from tests.integration.sweep_fixtures import SHOP, Shop
 from tests.integration.test_sweep_races import NOW, many

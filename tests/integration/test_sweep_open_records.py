@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from core.sweep.health import read_health
-from core.sweep.sweep import SweepOutcome
+from core.sweep.report import SweepOutcome
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import SHOP, Shop
 

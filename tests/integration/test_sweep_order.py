@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import sqlalchemy as sa
 
-from core.sweep.sweep import SweepOutcome
+from core.sweep.report import SweepOutcome
 from tests.integration.pipeline_fixtures import MANIFEST, at
 from tests.integration.sweep_fixtures import Shop
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import psycopg
 import sqlalchemy as sa
 
-from core.sweep.sweep import SweepOutcome, SweepReport, sweep_connection
+from core.sweep.report import SweepOutcome, SweepReport
+from core.sweep.sweep import sweep_connection
 from core.writes.pipeline import WriteResult
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import SHOP, Shop
