@@ -10,18 +10,43 @@ from __future__ import annotations
 import shutil
 import signal
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from flask.testing import FlaskClient
+from rq import Queue
 
 from tests.integration.api_fixtures import SETTINGS, Clock, Site, installed_site
 from tests.integration.launching import Launch, start_launch
 from tests.integration.pipeline_fixtures import LONDON, Venue, build_venue
 from tests.integration.screens_fixtures import installed_screens_site, served, signed_in_client
 from tests.integration.sweep_fixtures import SHOP, Shop, build_shop
+
+# --- Redis and a queue of the test's own ------------------------------------------
+
+
+@pytest.fixture
+def client(redis_url: str) -> Iterator[redis.Redis]:
+    """A Redis client on the test's Redis (the screens' tests name their web clients
+    for whom they sign in)."""
+    connection = redis.Redis.from_url(redis_url)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def queue(client: redis.Redis, request: pytest.FixtureRequest) -> Iterator[Queue]:
+    """An RQ queue of this test's own, emptied after it (the sweep ledger's keys are
+    shared; the queue's name is unique)."""
+    module = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
+    found = Queue(f"test-{module}-{uuid.uuid4().hex[:8]}", connection=client)
+    yield found
+    found.empty()
+
 
 # --- the write pipeline: the venue app on a database of its own --------------------
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -26,20 +26,6 @@ from services.events import Publisher
 from services.storage import ENGINES, open_session, upgrade_control_plane
 from services.writes import write_by_person
 from tests.integration.sweep_fixtures import SHOP
-
-
-@pytest.fixture
-def client(redis_url: str) -> Iterator[redis.Redis]:
-    connection = redis.Redis.from_url(redis_url)
-    yield connection
-    connection.close()
-
-
-@pytest.fixture
-def queue(client: redis.Redis) -> Iterator[Queue]:
-    found = Queue(f"test-due-first-{uuid.uuid4().hex[:8]}", connection=client)
-    yield found
-    found.empty()
 
 
 def status(url: str, key: int) -> str:

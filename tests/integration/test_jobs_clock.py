@@ -18,22 +18,16 @@ from rq.job import Job
 
 from core.sweep.report import SweepOutcome
 from jobs.sweep import enqueue_sweep, sweep_job_id
-from jobs.tick import enqueue_minute
+from jobs.tick import claim_key, drains_data, enqueue_minute
 from services.apps import add_app, app_store
 from services.connections import add_connection, get_connection, set_paused
 from services.events import NO_PUBLISHER, events_channel
 from services.storage import engine_for, open_session, upgrade_control_plane
+from services.sweep_ledger import QUEUE
 from services.sweeps import sweep
 from tests.integration.sweep_fixtures import SHOP
 
 PAST = datetime(2026, 5, 4, 11, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def client(redis_url: str) -> Iterator[redis.Redis]:
-    connection = redis.Redis.from_url(redis_url)
-    yield connection
-    connection.close()
 
 
 @pytest.fixture
@@ -89,6 +83,10 @@ def test_clock_started_twice_enqueues_each_sweep_once(
     for t in ticks:
         t.delete()
     job.delete()
+    # The product's queue and the minute's claim left as found: a later test's tick of
+    # this minute must claim it and find no drains job of it.
+    Job.fetch(drains_data(minute, 55).job_id, connection=client).delete()
+    client.delete(claim_key(Queue(QUEUE, connection=client), minute))
 
 
 def test_a_second_enqueue_of_one_minute_is_ignored(client: redis.Redis) -> None:

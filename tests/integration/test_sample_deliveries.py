@@ -5,10 +5,9 @@ enqueued (real PostgreSQL and Redis)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 import redis
 
 from core.samples.files import SampleFile
@@ -23,13 +22,6 @@ from tests.integration.webhook_fixtures import KITCHEN, delivery_rows, hook_shop
 
 NOW = at("2026-06-12 10:00")
 SAMPLE = SampleFile(app="hookshop", rows={"orders": [{"note": "a sample order"}]})
-
-
-@pytest.fixture
-def client(redis_url: str) -> Iterator[redis.Redis]:
-    found = redis.Redis.from_url(redis_url)
-    yield found
-    found.close()
 
 
 def add_on_a_connection_of_its_own(shop: Shop, client: redis.Redis) -> str:

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -38,21 +37,6 @@ from services.sweep_ledger import (
 ROOT = Path(__file__).resolve().parents[2]
 # A fixed past minute: the tests pass `now`, so nothing here waits for the wall clock.
 MINUTE = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def client(redis_url: str) -> Iterator[redis.Redis]:
-    connection = redis.Redis.from_url(redis_url)
-    yield connection
-    connection.close()
-
-
-@pytest.fixture
-def queue(client: redis.Redis) -> Iterator[Queue]:
-    """A queue of this test's own (the ledger's keys are shared; the names are unique)."""
-    found = Queue(f"test-scale-{uuid.uuid4().hex[:8]}", connection=client)
-    yield found
-    found.empty()
 
 
 def names(count: int) -> list[str]:
