@@ -15,6 +15,7 @@ from sqlalchemy.engine import Connection
 from core.store.set_aside import RecordKey, SetAside
 from core.store.store import Store
 from core.sweep.due_streams import (
+    Beside,
     HoldSource,
     Rule,
     moment_parts,
@@ -114,8 +115,10 @@ def find_due(
     limit: int,
     records: dict[RecordKey, SetAside] | None = None,
     tables: Mapping[str, Tables] | None = None,
+    beside: Beside | None = None,
 ) -> DueRows:
-    """The rows due at `now` across every timed rule of the stores, longest-due first."""
+    """The rows due at `now` across every timed rule of the stores, longest-due first;
+    `beside`'s columns read in the search's first statement (`core.sweep.due_streams`)."""
     if now.utcoffset() is None:
         raise ValueError("now must carry its offset")
     if tables is None:
@@ -128,7 +131,7 @@ def find_due(
         for part in moment_parts(rule.timed.at)
         if (stream := stream_of(rule, part, tables[store.app.name], now)) is not None
     ]
-    more = read_streams(conn, streams, finder, page=max(limit, 50))
+    more = read_streams(conn, streams, finder, page=max(limit, 50), beside=beside)
     ordered = sorted(finder.due.values(), key=_order)
     return DueRows(
         tuple(ordered[:limit]),

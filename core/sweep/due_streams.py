@@ -145,12 +145,29 @@ def _wanted_columns(rule: Rule | HoldSource) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _page(conn: Connection, stream: Stream, after: tuple[Any, Any] | None, size: int) -> list[Any]:
-    """The next page of a stream's candidate rows, in (column, key) order."""
+@dataclass
+class Beside:
+    """Scalar reads sent out with a search's first page, in the same statement (one round
+    trip less): their columns, and once read, their values in the same order."""
+
+    columns: tuple[Any, ...]
+    values: tuple[Any, ...] | None = None
+
+
+def _page(
+    conn: Connection,
+    stream: Stream,
+    after: tuple[Any, Any] | None,
+    size: int,
+    beside: Beside | None = None,
+) -> list[dict[str, Any]]:
+    """The next page of a stream's candidate rows, in (column, key) order; `beside`'s
+    columns read in the same statement (their values kept on it)."""
     rule = stream.rule
     table = rule.store.table(rule.table)
     column, key = table.c[stream.column], table.c[rule.key_column]
-    query = sa.select(*(table.c[name] for name in _wanted_columns(rule))).where(
+    names = _wanted_columns(rule)
+    query = sa.select(*(table.c[name] for name in names)).where(
         table.c[rule.state_column] == stream.state,
         column <= stream.bound if stream.inclusive else column < stream.bound,
     )
@@ -160,7 +177,24 @@ def _page(conn: Connection, stream: Stream, after: tuple[Any, Any] | None, size:
         # `column >= last` is what the index serves; the key breaks ties.
         query = query.where(column >= after[0], sa.or_(column > after[0], key > after[1]))
     query = query.order_by(column, key).limit(size)
-    return list(conn.execute(query).mappings())
+    if beside is None:
+        return [dict(row) for row in conn.execute(query).mappings()]
+    # One row of the scalar reads, and the page beside it (no row of its own: NULLs).
+    reads = sa.select(*(c.label(f"beside_{i}") for i, c in enumerate(beside.columns)))
+    first, page = reads.subquery("beside"), query.subquery("page")
+    joined = (
+        sa.select(first, page)
+        .select_from(first.outerjoin(page, sa.true()))
+        .order_by(page.c[stream.column], page.c[rule.key_column])
+    )
+    count, at_key = len(beside.columns), names.index(rule.key_column)
+    found = conn.execute(joined).all()
+    beside.values = tuple(found[0][:count])
+    return [
+        dict(zip(names, row[count:], strict=True))
+        for row in found
+        if row[count + at_key] is not None
+    ]
 
 
 class Judge(Protocol):
@@ -181,17 +215,25 @@ class Judge(Protocol):
         ...
 
 
-def read_streams(conn: Connection, streams: Iterable[Stream], finder: Judge, page: int) -> bool:
-    """Read each stream as far as it may hold a row due before the limit's cutoff."""
+def read_streams(
+    conn: Connection,
+    streams: Iterable[Stream],
+    finder: Judge,
+    page: int,
+    beside: Beside | None = None,
+) -> bool:
+    """Read each stream as far as it may hold a row due before the limit's cutoff; with
+    `beside`, its columns are read in the first page's statement (none when no stream)."""
     open_streams: dict[int, tuple[Stream, tuple[Any, Any] | None]] = {
         i: (s, None) for i, s in enumerate(streams)
     }
     more = False
     while open_streams:
         for index, (stream, after) in list(open_streams.items()):
-            rows = _page(conn, stream, after, page)
+            rows = _page(conn, stream, after, page, beside)
+            beside = None  # read once
             for row in rows:
-                finder.judge(stream.rule, dict(row))
+                finder.judge(stream.rule, row)
             if len(rows) < page:
                 del open_streams[index]
                 continue

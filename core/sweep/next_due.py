@@ -6,9 +6,10 @@ minute's sweeps; every connection is still swept each minute, so a hint that is 
 early costs nothing but a place in the queue, and a row with no hint (written in plain
 SQL since) still moves within its minute.
 
-After a sweep's search for due rows, one more statement reads, per stream of
-`core.sweep.due_streams` (a rule's moment column, rows still in `from`), the first value past the
-stream's bound, and the earliest stored heldUntil past `now` of each holding app; each
+Beside a sweep's search for due rows (in its first page's statement, or in one of its own
+when the search reads no stream), it reads, per stream of `core.sweep.due_streams` (a
+rule's moment column, rows still in `from`), the first value past the stream's bound, and
+the earliest stored heldUntil past `now` of each holding app; each
 value's floor is the stream's own (the earliest moment that value can give). A stream
 whose bound is not the moment itself (a time of day, a linked row's moment) gives
 `now`: the connection goes first. Reminders give no hint (their drain sends them within
@@ -17,7 +18,8 @@ the minute whatever the order).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -29,16 +31,42 @@ from core.ledgers.holds import holding_tables
 from core.manifest.model import Moment
 from core.store.schema import postings
 from core.store.store import Row, Store, collect_tables
-from core.sweep.due_streams import moment_parts, stream_of, timed_rules
+from core.sweep.due_streams import Beside, moment_parts, stream_of, timed_rules
 from core.time.moments import MomentContext, MomentValueError, Tables, resolve_moment
 
 
-def next_due(
-    conn: Connection, stores: Sequence[Store], now: datetime, tables: Mapping[str, Tables]
-) -> datetime | None:
-    """The earliest moment after `now` something of the stores may fall due (a lower
-    bound; `now` when it cannot be bounded); None when nothing waits. One statement."""
-    floors: list[Any] = []
+@dataclass(frozen=True)
+class NextDueRead:
+    """How a connection's next due moment is read: the earliest value past each stream's
+    bound (`columns`, scalar reads that may go out beside another statement, one round trip
+    less) and each one's floor; or no read at all (`unbounded`: `now`; no column: None)."""
+
+    now: datetime
+    columns: tuple[Any, ...] = ()
+    floors: tuple[Callable[[Any], datetime | None], ...] = ()
+    unbounded: bool = False
+
+    @property
+    def needs_read(self) -> bool:
+        """Whether its columns must be read to answer."""
+        return not self.unbounded and bool(self.columns)
+
+    def answer(self, values: Sequence[Any] = ()) -> datetime | None:
+        """The next due moment from the values read of `columns`, in their order."""
+        if self.unbounded:
+            return self.now
+        if not self.columns:
+            return None
+        found = [floor(v) for floor, v in zip(self.floors, values, strict=True) if v is not None]
+        moments = [moment for moment in found if moment is not None]
+        return max(self.now, min(moments)) if moments else None
+
+
+def next_due_read(
+    stores: Sequence[Store], now: datetime, tables: Mapping[str, Tables]
+) -> NextDueRead:
+    """What `next_due` reads, to be read by itself or beside the search for due rows."""
+    floors: list[Callable[[Any], datetime | None]] = []
     columns: list[Any] = []
     for store in stores:
         for rule in timed_rules(store):
@@ -49,7 +77,7 @@ def next_due(
                 if stream is None or part.time is not None:
                     # Not bounded by its own column (a linked row, a time of day): rows
                     # before its bound may fall due later today. First, to be safe.
-                    return now
+                    return NextDueRead(now, unbounded=True)
                 table = store.table(rule.table)
                 column = table.c[stream.column]
                 columns.append(
@@ -68,13 +96,34 @@ def next_due(
                 )
                 .scalar_subquery()
             )
-            floors.append(lambda value: value)
-    if not columns:
-        return None
-    values = conn.execute(sa.select(*columns)).one()
-    found = [floor(value) for floor, value in zip(floors, values, strict=True) if value is not None]
-    moments = [moment for moment in found if moment is not None]
-    return max(now, min(moments)) if moments else None
+            floors.append(_itself)
+    return NextDueRead(now, tuple(columns), tuple(floors))
+
+
+def _itself(value: datetime) -> datetime | None:
+    """A stored heldUntil is the moment its hold falls due."""
+    return value
+
+
+def next_due(
+    conn: Connection, stores: Sequence[Store], now: datetime, tables: Mapping[str, Tables]
+) -> datetime | None:
+    """The earliest moment after `now` something of the stores may fall due (a lower
+    bound; `now` when it cannot be bounded); None when nothing waits. One statement."""
+    return read_next_due(conn, next_due_read(stores, now, tables))
+
+
+def read_next_due(
+    conn: Connection, read: NextDueRead, beside: Beside | None = None
+) -> datetime | None:
+    """The next due moment `read` names: from the values read `beside` the search for due
+    rows when they were (no statement of its own), else in one statement."""
+    if not read.needs_read:
+        return read.answer()
+    values = beside.values if beside is not None else None
+    if values is None:
+        values = tuple(conn.execute(sa.select(*read.columns)).one())
+    return read.answer(values)
 
 
 def row_due(store: Store, table: str, row: Row, now: datetime) -> datetime | None:

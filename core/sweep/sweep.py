@@ -14,11 +14,13 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from weakref import WeakKeyDictionary
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.ledgers.give_back import redate_hold, try_give_back
+from core.ledgers.holds import holding_tables
 from core.outbox.reminders import queue_reminders
 from core.store.set_aside import (
     RecordKey,
@@ -28,13 +30,14 @@ from core.store.set_aside import (
     refused_by,
     sets_aside,
 )
-from core.store.store import Store
+from core.store.store import Store, collect_tables
 from core.sweep.due import Due, find_due
 from core.sweep.due_holds import find_due_holds
+from core.sweep.due_streams import Beside, timed_rules
 from core.sweep.fence import LEASE, Fence, autocommit
 from core.sweep.minute_work import has_minute_work
 from core.sweep.moves import forget_left_from, try_timed_move
-from core.sweep.next_due import next_due
+from core.sweep.next_due import next_due_read, read_next_due
 from core.sweep.records import Opened, close_fenced, close_sweep, open_fenced, write_sweep
 from core.sweep.report import Refused, SweepOutcome, SweepReport, SweepRun
 from core.time.moments import Tables
@@ -173,7 +176,10 @@ def _run(
     # under READ COMMITTED each statement reads its own snapshot inside a transaction too.
     with autocommit(conn):
         records = read_set_aside(conn, [s.app.name for s in stores]) if aside else {}
-        tables = {s.app.name: s.read_clock_tables(conn) for s in stores}
+        # Only what the search reads: the rest is read once a row is due (`_all_tables`).
+        tables: dict[str, Tables] = {
+            s.app.name: s.read_clock_tables(conn, _search_tables(s)) for s in stores
+        }
     if not run.dry_run:
         if records:
             forget_left_from(conn, stores, records)
@@ -184,13 +190,20 @@ def _run(
     conn.rollback()  # nothing is sent unless a transaction is open
     if limit <= 0:
         return SweepOutcome.more
+    # The next due moment read beside the due rows, in the same statement.
+    hint = next_due_read(stores, run.now, tables)
+    beside = Beside(hint.columns) if hint.needs_read else None
     with autocommit(conn):
-        found = find_due(conn, stores, now=run.now, limit=limit, records=records, tables=tables)
-        run.next_due = run.now if found.more else next_due(conn, stores, run.now, tables)
+        found = find_due(
+            conn, stores, now=run.now, limit=limit, records=records, tables=tables, beside=beside
+        )
+        run.next_due = run.now if found.more else read_next_due(conn, hint, beside)
     run.passed_by = found.passed_by
     if run.dry_run:
         run.left = found.due
         return SweepOutcome.more if found.more else SweepOutcome.done
+    if found.due:
+        _all_tables(conn, stores, tables)
     checked = run.clock()
     for index, due in enumerate(found.due):
         if run.clock() - run.started > deadline:
@@ -204,6 +217,34 @@ def _run(
         held = conn if due.rule.store.engine is conn.engine else None
         _move(run, due, on_moved, tables[due.rule.store.app.name], held)
     return SweepOutcome.more if found.more else SweepOutcome.done
+
+
+_SEARCH_TABLES: WeakKeyDictionary[Store, frozenset[str] | None] = WeakKeyDictionary()
+
+
+def _search_tables(store: Store) -> set[str] | None:
+    """The settings and hours tables a sweep reads before it knows whether a row is due:
+    every one (None) when the app holds (its give-backs come first), else those its timed
+    moments read (none for a moment of the row's own columns). Worked out once per store."""
+    if store not in _SEARCH_TABLES:
+        found: set[str] = set()
+        for rule in timed_rules(store):
+            collect_tables(rule.timed.at, found)
+        holds = bool(holding_tables(store.app))
+        _SEARCH_TABLES[store] = None if holds else frozenset(found & store.clock_tables())
+    wanted = _SEARCH_TABLES[store]
+    return None if wanted is None else set(wanted)
+
+
+def _all_tables(conn: Connection, stores: Sequence[Store], tables: dict[str, Tables]) -> None:
+    """Read the settings and hours tables the search did not (the moves' conditions and
+    stamps read them), so that each move is given every one."""
+    with autocommit(conn):
+        for store in stores:
+            given = tables[store.app.name]
+            missing = store.clock_tables() - set(given)
+            if missing:
+                tables[store.app.name] = {**given, **store.read_clock_tables(conn, missing)}
 
 
 def _move(

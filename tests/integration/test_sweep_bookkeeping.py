@@ -58,23 +58,48 @@ def sent(engine: sa.Engine) -> Iterator[list[str]]:
             sa.event.remove(engine, name, listener)
 
 
-def test_an_idle_sweep_sends_five_statements_and_no_transaction_of_its_own(shop: Shop) -> None:
+def test_an_idle_sweep_sends_three_statements_and_no_transaction_of_its_own(shop: Shop) -> None:
     shop.order(NOW + timedelta(hours=2))  # placed for later: nothing due
     shop.sweep(NOW - timedelta(minutes=1))  # a first sweep: pools, statements warm
     with sent(shop.engine) as seen:
         report = shop.sweep(NOW)
     assert report.outcome is SweepOutcome.done
     assert report.next_due == NOW + timedelta(hours=2)
-    # Fence and record; settings; due rows; next due moment; record and fence.
-    assert len(seen) == 5, seen
+    # Fence and record; the due rows with the next due moment beside them; record and
+    # fence. No settings: the shop's timed moment reads only the row's own column.
+    assert len(seen) == 3, seen
     assert seen[0].startswith("WITH taken AS")
-    assert seen[-1].startswith("WITH let_go AS")
+    assert seen[1].startswith("SELECT beside.beside_0, page.id, page.status, page.due_at")
+    assert seen[2].startswith("WITH let_go AS")
     assert not {"BEGIN", "COMMIT", "ROLLBACK"} & set(seen)
     last = shop.sweeps()[-1]
     assert (last["outcome"], last["at"], last["moved"]) == ("done", NOW, 0)
     # The fence was let go of with the record closed: the next sweep takes it at once.
     with shop.engine.connect() as conn:
         assert Fence("shop", deadline=50.0).acquire(conn)
+
+
+def test_a_sweep_with_a_row_due_reads_the_settings_once_for_its_moves(shop: Shop) -> None:
+    due = [shop.order(NOW - timedelta(minutes=m)) for m in (5, 4)]
+    shop.sweep(NOW - timedelta(hours=1))  # warm; nothing due yet
+    with sent(shop.engine) as seen:
+        report = shop.sweep(NOW)
+    assert sorted(d.key for d in report.moved) == sorted(due)
+    # The move to cancelled requires the setting sweep_on: read once, after the search.
+    read = "SELECT public.settings.id, public.settings.sweep_on"
+    settings = [s for s in seen if s.startswith(read)]
+    assert len(settings) == 1, "\n".join(seen)
+    search = next(i for i, s in enumerate(seen) if s.startswith("SELECT beside.beside_0"))
+    assert seen.index(settings[0]) > search
+
+
+def test_a_due_row_is_judged_on_the_settings_read_after_the_search(shop: Shop) -> None:
+    shop.sql("UPDATE settings SET sweep_on = false")
+    kept = shop.order(NOW - timedelta(minutes=5))
+    report = shop.sweep(NOW)
+    # Its move requires sweep_on: refused on the settings as they are, not moved.
+    assert report.moved == ()
+    assert [r.due.key for r in report.set_aside] == [kept]
 
 
 def test_a_sweep_with_rows_set_aside_reads_them(shop: Shop) -> None:
