@@ -23,7 +23,7 @@ from core.sweep.report import SweepOutcome, SweepReport
 from services.due_hints import leave_hint
 from services.events import Publisher
 from services.storage import reading_session
-from services.sweep_ledger import count_finished, mark_started
+from services.sweep_ledger import count_finished, count_started, mark_started
 from services.sweeps import sweep
 
 log = logging.getLogger(__name__)
@@ -104,13 +104,47 @@ def control_url() -> str:
     return url
 
 
+_started_by_worker: str | None = None
+"""The id of the job whose start the worker wrote as it started it (`start_in`)."""
+
+
+def start_in(pipe: Any, job: Job, started: datetime) -> bool:
+    """In the worker's own pipeline as it starts `job` (`jobs.worker.SweepWorker`): when
+    the job is a minute's sweep, the ledger's start of it (the job then writes none of its
+    own, `started_in`); whether it was one."""
+    if job.func_name != _RUN_SWEEP:
+        return False
+    args, kwargs = job.args, job.kwargs
+    connection = args[0] if args else kwargs.get("connection")
+    minute = args[1] if len(args) > 1 else kwargs.get("minute")
+    if not isinstance(connection, str) or not isinstance(minute, str):
+        return False
+    count_started(pipe, connection, datetime.fromisoformat(minute), started)
+    return True
+
+
+def started_in(job_id: str) -> None:
+    """The worker's pipeline holding `start_in`'s writes for this job was sent."""
+    global _started_by_worker
+    _started_by_worker = job_id
+
+
+def _was_started(job: Job | None) -> bool:
+    """Whether the worker wrote this job's start already (asked once, as the job begins)."""
+    global _started_by_worker
+    found = job is not None and _started_by_worker == job.id
+    _started_by_worker = None
+    return found
+
+
 def run_sweep(connection: str, minute: str | None = None) -> dict[str, Any]:
     """The RQ job: sweep one connection now; its summary is the job's result. The tick
-    names the `minute` it enqueued it for, so the ledger dates its start and lag."""
+    names the `minute` it enqueued it for, so the ledger dates its start and lag (written
+    by the worker as it started the job, `start_in`, else here first)."""
     job = get_current_job()
     client = job.connection if job is not None else None
     now = datetime.now(UTC)
-    if client is not None and minute is not None:
+    if client is not None and minute is not None and not _was_started(job):
         _tell(lambda: mark_started(client, connection, datetime.fromisoformat(minute), now))
     started = time.monotonic()
     # Its one read of the control plane, autocommitted (no transaction round trips).
@@ -119,6 +153,10 @@ def run_sweep(connection: str, minute: str | None = None) -> dict[str, Any]:
     if client is not None:
         _tell(lambda: _finished(client, connection, report, time.monotonic() - started))
     return summary(report)
+
+
+_RUN_SWEEP = f"{run_sweep.__module__}.{run_sweep.__qualname__}"
+"""The job function's name as RQ stores it."""
 
 
 def _finished(client: Redis, connection: str, report: SweepReport, seconds: float) -> None:

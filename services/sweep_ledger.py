@@ -144,12 +144,18 @@ def count_drops(client: redis.Redis, drops: Sequence[Drop]) -> None:
 def mark_started(client: redis.Redis, connection: str, minute: datetime, started: datetime) -> None:
     """A sweep of `minute` starts: no longer waiting; its connection was served this minute
     (one round trip)."""
-    lag = max(0.0, (started - minute).total_seconds())
     pipe = client.pipeline(transaction=False)
+    count_started(pipe, connection, minute, started)
+    pipe.execute()
+
+
+def count_started(pipe: Any, connection: str, minute: datetime, started: datetime) -> None:
+    """In a pipeline (the worker's own as it starts the job, `jobs.worker.SweepWorker`): a
+    sweep of `minute` starts, as `mark_started` writes it."""
+    lag = max(0.0, (started - minute).total_seconds())
     pipe.eval(_START, 2, WAITING, SERVED, connection, str(_epoch(minute)))
     pipe.hset(LAG, connection, round(lag, 3))
     _observe(pipe, "lag", lag)
-    pipe.execute()
 
 
 def mark_finished(

@@ -1,0 +1,95 @@
+"""A minute's sweep started by the Procfile's worker: its start is in the ledger before the
+sweep runs, written in the pipeline the worker sends as it starts the job (no round trip
+of the job's own), counted once; a job run by any other worker writes its start itself."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pytest
+import redis
+from rq import Queue, SimpleWorker
+
+import jobs.sweep
+from jobs.sweep import minute_of
+from jobs.tick import enqueue_minute
+from jobs.worker import SweepWorker
+from services.apps import add_app
+from services.connections import add_connection
+from services.storage import ENGINES, open_session, upgrade_control_plane
+from services.sweep_ledger import HISTOGRAMS, LAG, SERVED, WAITING
+from tests.integration.sweep_fixtures import SHOP
+
+
+@pytest.fixture
+def connection(make_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch) -> Any:
+    control = make_database()
+    upgrade_control_plane(control)
+    monkeypatch.setenv("DATABASE_URL", control)
+    name, url = f"start{uuid.uuid4().hex[:8]}", make_database()
+    with open_session(control) as session:
+        add_connection(session, name, url, "Europe/London")
+        add_app(session, name, SHOP, create_tables=True)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO settings DEFAULT VALUES")
+    yield name
+    ENGINES.clear()
+
+
+def watched(monkeypatch: pytest.MonkeyPatch, client: redis.Redis, name: str) -> dict[str, Any]:
+    """What the ledger says as the sweep itself begins, and the starts the job wrote."""
+    seen: dict[str, Any] = {"job_writes": 0}
+    sweep, mark = jobs.sweep.sweep, jobs.sweep.mark_started
+
+    def sweeping(*args: Any, **kwargs: Any) -> Any:
+        seen["served"] = client.zscore(SERVED, name)
+        seen["waiting"] = client.hget(WAITING, name)
+        return sweep(*args, **kwargs)
+
+    def marking(*args: Any, **kwargs: Any) -> None:
+        seen["job_writes"] += 1
+        mark(*args, **kwargs)
+
+    monkeypatch.setattr(jobs.sweep, "sweep", sweeping)
+    monkeypatch.setattr(jobs.sweep, "mark_started", marking)
+    return seen
+
+
+def lag_count(client: redis.Redis) -> int:
+    found = client.hgetall(HISTOGRAMS["lag"])
+    return sum(int(v) for k, v in found.items() if k != b"sum")
+
+
+@pytest.mark.parametrize(
+    ("worker_class", "job_writes"), [(SweepWorker, 0), (SimpleWorker, 1)], ids=["sweep", "rq"]
+)
+def test_a_sweeps_start_is_in_the_ledger_before_it_runs_and_counted_once(
+    client: redis.Redis,
+    queue: Queue,
+    connection: str,
+    monkeypatch: pytest.MonkeyPatch,
+    worker_class: type[SimpleWorker],
+    job_writes: int,
+) -> None:
+    minute = minute_of(datetime.now(UTC))
+    now = minute + timedelta(seconds=1)  # the tick on time, whenever in the minute this runs
+    seen = watched(monkeypatch, client, connection)
+    lags = lag_count(client)
+    try:
+        assert enqueue_minute(queue, [connection], minute, now) == 1
+        assert client.hget(WAITING, connection) is not None
+        worker_class([queue], connection=client).work(burst=True)
+        # As the sweep began its connection was served this minute, no longer waiting.
+        assert seen["served"] == minute.timestamp()
+        assert seen["waiting"] is None
+        assert seen["job_writes"] == job_writes
+        assert 0.0 <= float(client.hget(LAG, connection) or -1) < 120
+        assert lag_count(client) == lags + 1
+    finally:
+        client.zrem(SERVED, connection)
+        client.hdel(WAITING, connection)
+        client.hdel(LAG, connection)
