@@ -319,12 +319,12 @@ IDLE_READS = (
     "SELECT id FROM adminium.sweeps WHERE connection = 'o00' AND outcome = 'running'",
     "SELECT coalesce(max(id), 0) FROM adminium.audit",
     "SELECT EXISTS (SELECT FROM adminium.set_aside WHERE app = 'shop')",
-    "SELECT id, sweep_on FROM public.settings",
     "SELECT id, status, due_at FROM public.orders WHERE status = 'placed'"
     " AND due_at <= now() ORDER BY due_at, id LIMIT 500",
 )
 """One read of each table an idle sweep of the shop must visit (the fence, the sweep's
-records, the audit's last id, the set-aside records, the settings, the due rows): a new
+records, the audit's last id, the set-aside records, the due rows; not the settings, which
+its timed moment does not read): a new
 server session opens each for the first time, the cold sweep's floor beside the connect."""
 
 
