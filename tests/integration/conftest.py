@@ -20,6 +20,7 @@ import redis
 from flask.testing import FlaskClient
 from rq import Queue
 
+from services.storage import engine_for, upgrade_control_plane
 from tests.integration.api_fixtures import SETTINGS, Clock, Site, installed_site
 from tests.integration.launching import Launch, start_launch
 from tests.integration.pipeline_fixtures import LONDON, Venue, build_venue
@@ -46,6 +47,16 @@ def queue(client: redis.Redis, request: pytest.FixtureRequest) -> Iterator[Queue
     found = Queue(f"test-{module}-{uuid.uuid4().hex[:8]}", connection=client)
     yield found
     found.empty()
+
+
+@pytest.fixture
+def control(make_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A migrated control plane of the test's own, as DATABASE_URL (the jobs read it)."""
+    url = make_database()
+    upgrade_control_plane(url)
+    monkeypatch.setenv("DATABASE_URL", url)
+    yield url
+    engine_for(url).dispose()
 
 
 # --- the write pipeline: the venue app on a database of its own --------------------

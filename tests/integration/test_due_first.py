@@ -23,7 +23,7 @@ from services.apps import add_app, app_store, lookup_app
 from services.connections import add_connection
 from services.due_hints import HINTS
 from services.events import Publisher
-from services.storage import ENGINES, open_session, upgrade_control_plane
+from services.storage import ENGINES, open_session
 from services.writes import write_by_person
 from tests.integration.sweep_fixtures import SHOP
 
@@ -47,12 +47,9 @@ def plain_sql_order(url: str, due: datetime) -> int:
 def test_the_tick_enqueues_the_connections_with_something_due_first(
     client: redis.Redis,
     queue: Queue,
+    control: str,
     make_database: Callable[[], str],
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    control = make_database()
-    upgrade_control_plane(control)
-    monkeypatch.setenv("DATABASE_URL", control)
     tag = uuid.uuid4().hex[:8]
     # By name a, b, c: the fair order of three connections served in the same minute.
     a, b, c = (f"{letter}{tag}" for letter in "abc")

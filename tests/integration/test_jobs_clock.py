@@ -22,22 +22,12 @@ from jobs.tick import claim_key, drains_data, enqueue_minute
 from services.apps import add_app, app_store
 from services.connections import add_connection, get_connection, set_paused
 from services.events import NO_PUBLISHER, events_channel
-from services.storage import engine_for, open_session, upgrade_control_plane
+from services.storage import engine_for, open_session
 from services.sweep_ledger import QUEUE
 from services.sweeps import sweep
 from tests.integration.sweep_fixtures import SHOP
 
 PAST = datetime(2026, 5, 4, 11, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def control(make_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A migrated control plane (DATABASE_URL) with one connection `c-…` holding the shop."""
-    url = make_database()
-    upgrade_control_plane(url)
-    monkeypatch.setenv("DATABASE_URL", url)
-    yield url
-    engine_for(url).dispose()
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ it (real PostgreSQL, Redis and aiosmtpd)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,7 +21,7 @@ from jobs.tick import enqueue_minute
 from services.apps import add_app, app_store, swept_stores
 from services.connections import add_connection, connections_with_minute_work, get_connection
 from services.outbox import DRAIN, DRAIN_JOB, QUEUE
-from services.storage import engine_for, open_session, upgrade_control_plane
+from services.storage import engine_for, open_session
 from tests.integration.outbox_fixtures import outbox_rows, queued_jobs, smtp_server
 
 BOOKINGS: dict[str, Any] = {
@@ -60,15 +60,6 @@ BOOKINGS: dict[str, Any] = {
     },
 }
 """No state, no timed move, no hold: a reminder 24 hours (a setting) before each booking."""
-
-
-@pytest.fixture
-def control(make_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    url = make_database()
-    upgrade_control_plane(url)
-    monkeypatch.setenv("DATABASE_URL", url)  # the sweep job's control plane
-    yield url
-    engine_for(url).dispose()
 
 
 def test_a_reminder_only_app_gets_its_reminder_from_the_minute_job(

@@ -22,7 +22,7 @@ from services.apps import add_app
 from services.connections import add_connection
 from services.due_hints import HINTS
 from services.outbox import DRAIN, DRAIN_JOB
-from services.storage import ENGINES, open_session, upgrade_control_plane
+from services.storage import ENGINES, open_session
 from services.sweep_ledger import QUEUE, SERVED, WAITING
 from tests.integration.outbox_fixtures import mail_shop_manifest, queued_jobs
 
@@ -86,12 +86,10 @@ def test_a_minute_with_no_minute_work_still_gets_its_drains_job(
 def test_the_tick_queues_its_drains_behind_its_sweeps_and_they_enqueue_each_drain(
     client: redis.Redis,
     redis_url: str,
+    control: str,
     make_database: Callable[[], str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    control = make_database()
-    upgrade_control_plane(control)
-    monkeypatch.setenv("DATABASE_URL", control)
     monkeypatch.setenv("REDIS_URL", redis_url)
     name = f"m{uuid.uuid4().hex[:8]}"
     with open_session(control) as session:
