@@ -19,6 +19,7 @@ from core.manifest.check import check_manifest
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
 from core.store.install import install_adminium, install_app
+from core.store.readable import unreadable_columns
 from core.store.store import Store
 from core.sweep.minute_work import has_minute_work
 from services.connections import get_connection
@@ -89,9 +90,38 @@ def add_app(
                 {"connection": connection_name},
             ) from None
         log.info("app %s: tables made on connection %s", name, connection_name)
+    try:
+        refuse_unreadable_columns(connection, app.model)
+    except ManifestRefused:
+        session.rollback()
+        raise
     session.commit()
     log.info("app %s saved on connection %s", name, connection_name)
     return app
+
+
+def refuse_unreadable_columns(connection: Connection, model: AppManifest) -> None:
+    """Refuse a manifest that types a column of the connection's database as it cannot be
+    read (`core.store.readable`), each with its fix (ManifestRefused); a database that does
+    not answer is logged and the manifest let through (its rows are judged as they are read:
+    the pending screen counts a moment it cannot read)."""
+    try:
+        with connection_engine(connection).connect() as conn:
+            found = unreadable_columns(conn, model, connection.zone_name)
+    except SQLAlchemyError as error:
+        log.warning(
+            "app %s: the column types of connection %s not read: %s",
+            model.name,
+            connection.name,
+            first_line(error),
+        )
+        return
+    if found:
+        raise ManifestRefused(
+            "the connection's tables cannot be read as the manifest types them: "
+            + "; ".join(f"{u.where}: {u.sentence}" for u in found),
+            {"refusals": [{"where": u.where, "sentence": u.sentence} for u in found]},
+        )
 
 
 def refuse_shared_tables(connection: Connection, new: AppManifest) -> None:

@@ -24,7 +24,7 @@ from core.basics.json_rows import jsonable, row_json
 from core.basics.values import checked_value, text_fault
 from core.manifest.model import Table
 from core.preview.preview import Preview
-from core.store.store import Store
+from core.store.store import Store, uuid_text
 from core.writes.pipeline import WriteResult
 from services.apps import app_store
 from services.models import ADMIN, App, Connection, User, db
@@ -73,6 +73,8 @@ def parse_key(spec: Table, raw: str) -> Any:
         return _numeric_key(raw)
     if column.type in ("text", "enum"):
         return raw if text_fault(raw) is None else None
+    if column.type == "uuid":
+        return uuid_text(raw)
     if column.type == "boolean":
         return {"true": True, "false": False}.get(raw)
     # A date or a time, read as a value of its column is (core.basics.values), else no row's.

@@ -62,8 +62,17 @@ def _near_ends() -> str:
 TIME_SCHEMA: dict[str, Any] = {"format": "date-time", "not": {"pattern": _near_ends()}}
 """A timestamptz: RFC 3339 with its offset, not within a day of the years' ends."""
 
+WALL_TIME_SCHEMA: dict[str, Any] = {
+    "pattern": r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}",
+    "description": "A date and wall time on the venue's clock (YYYY-MM-DDTHH:MM[:SS]); a time"
+    " given with an offset is stored as the venue's wall time it shows.",
+}
+"""A `timestamp` (`"zone": "venue"`): ISO 8601, its offset optional."""
+
 TYPE_WORDS = {
     "timestamptz": "takes an ISO 8601 time with its offset",
+    "timestamp": "takes an ISO 8601 date and time (on the venue's clock without an offset)",
+    "uuid": "takes a UUID",
     "date": "takes a date YYYY-MM-DD",
     "integer": "takes a whole number within 32 bits",
     "serial": "takes a whole number within 32 bits",
@@ -135,9 +144,17 @@ def value_type(spec: Table, column: Column) -> Any:
         return Annotated[
             StrictStr, _read_as(column.ref, kind), Field(json_schema_extra=TIME_SCHEMA)
         ]
+    if kind == "timestamp":
+        return Annotated[
+            StrictStr, _read_as(column.ref, kind), Field(json_schema_extra=WALL_TIME_SCHEMA)
+        ]
     if kind == "date":
         return Annotated[
             StrictStr, _read_as(column.ref, kind), Field(json_schema_extra={"format": "date"})
+        ]
+    if kind == "uuid":
+        return Annotated[
+            StrictStr, _read_as(column.ref, kind), Field(json_schema_extra={"format": "uuid"})
         ]
     if kind == "enum":
         values = enum_values(spec, column)
@@ -162,8 +179,30 @@ def writable(spec: Table, kind: Kind) -> list[Column]:
 
 
 def required(spec: Table, column: Column, kind: Kind) -> bool:
-    """Whether a create must send the column: not nullable and no default to fall back on."""
-    return kind == "create" and not column.nullable and column.default is None
+    """Whether a create must send the column: not nullable and nothing the server fills in
+    (`core.rules.columns.left_out_values`: a manifest default, a `uuid` key's random UUID)."""
+    filled = column.default is not None or (column.ref == spec.key and column.type == "uuid")
+    return kind == "create" and not column.nullable and not filled
+
+
+def left_out_words(spec: Table, column: Column) -> str | None:
+    """What the server writes on a create for a column the writer leaves out, in words."""
+    if column.default is not None:
+        return f"Left out, the server writes its default, {json.dumps(column.default)}."
+    if column.ref == spec.key and column.type == "uuid":
+        return "Left out, the server makes a random UUID."
+    return None
+
+
+def scale_words(column: Column) -> str | None:
+    """A numeric's scale in words: more decimals are refused, never rounded."""
+    if column.type != "numeric" or column.precision is None:
+        return None
+    kept = f"numeric({column.precision},{column.scale or 0})"
+    return (
+        f"At most {column.scale or 0} decimals and {column.precision - (column.scale or 0)}"
+        f" digits before the point ({kept}): a value with more is refused, never rounded."
+    )
 
 
 @functools.lru_cache(maxsize=1024)
@@ -178,6 +217,10 @@ def _model(table: str, spec_json: str, kind: Kind, partial: bool) -> type[BaseMo
         if column.references:
             said.append(f"the key of a row of {column.references}, which must exist")
         about = "; ".join(said) or None
+        filled = left_out_words(spec, column) if kind == "create" else None
+        more = [words for words in (scale_words(column), filled) if words]
+        if more:
+            about = " ".join([f"{about}." if about else "", *more]).strip()
         if required(spec, column, kind) and not partial:
             info = Field(alias=column.ref, title=column.ref, description=about)
         else:
@@ -200,10 +243,15 @@ def values_schema(table: str, spec: Table, kind: Kind) -> dict[str, Any]:
     """The JSON Schema of a table's `values` for one kind of write: the model's own."""
     schema = values_model(table, spec, kind).model_json_schema(by_alias=True)
     schema.pop("title", None)
-    for field in schema["properties"].values():
-        # Left out, a column keeps its own (the database's default, or what it holds):
-        # the field's None stands only for "not sent", so the schema names no default.
+    columns = {c.ref: c for c in spec.columns}
+    for name, field in schema["properties"].items():
+        # The field's None stands only for "not sent". Left out of a create, a column with
+        # a manifest default takes it from the server (the schema names it); any other
+        # keeps its own (the database's default, or, on an update, what it holds).
         field.pop("default", None)
+        column = columns.get(name)
+        if kind == "create" and column is not None and column.default is not None:
+            field["default"] = column.default
     return schema
 
 

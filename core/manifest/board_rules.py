@@ -15,7 +15,7 @@ from core.manifest.refusal import Refusal, where
 
 CARD_FIELDS = 3
 """How many columns a card shows by default besides its key and its time."""
-TIME_TYPES = ("timestamptz", "date")
+TIME_TYPES = ("timestamptz", "timestamp", "date")
 """The types a card's time may have."""
 CONTACT_WORDS = frozenset(
     {
@@ -144,6 +144,6 @@ def check_board(out: list[Refusal], at: tuple[str | int, ...], name: str, table:
         elif column.type not in TIME_TYPES:
             out_append(
                 (*at, "time"),
-                f'"{name}.{board.time}" is {column.type}: a card\'s time is a timestamptz'
-                " or a date column",
+                f'"{name}.{board.time}" is {column.type}: a card\'s time is a timestamptz,'
+                " a timestamp or a date column",
             )

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from core.manifest.automation_rules import check_automations
 from core.manifest.board_rules import check_board
+from core.manifest.column_rules import check_column
 from core.manifest.effect_rules import check_effect_rules
 from core.manifest.ledger_rules import check_ledger_rules
 from core.manifest.lookup import (
@@ -129,45 +130,9 @@ def _check_columns(lk: Lookup, out: Out, at: Path, name: str, table: Table) -> N
             sentence = f'"{name}" already has a column "{column.ref}" (columns[{seen[column.ref]}])'
             out.append(Refusal(where(*spot, "ref"), sentence))
         seen.setdefault(column.ref, index)
-        _check_column(lk, out, spot, name, column)
+        check_column(lk, out, spot, name, column)
         if column.rules is not None:
             _check_column_rules(lk, out, spot, name, table, column)
-
-
-def _check_column(lk: Lookup, out: Out, at: Path, name: str, column: Column) -> None:
-    held = f'"{name}.{column.ref}" is {column.type}'
-    if column.type == "enum" and not column.values:
-        out.append(Refusal(where(*at), f'{held}: list its "values"'))
-    if column.type != "enum" and column.values is not None:
-        out.append(Refusal(where(*at, "values"), f'{held}: "values" is for enum columns'))
-    for index, value in enumerate(column.values or []):
-        if (column.values or []).index(value) != index:
-            out.append(Refusal(where(*at, "values", index), f'"{value}" is listed twice'))
-    if column.type != "text" and column.max_length is not None:
-        out.append(Refusal(where(*at, "maxLength"), f'{held}: "maxLength" is for text columns'))
-    if column.default is not None:
-        sentence = value_refusal(name, column, column.default)
-        if sentence:
-            out.append(Refusal(where(*at, "default"), sentence))
-    if column.references is not None:
-        _check_reference(lk, out, at, name, column)
-
-
-def _check_reference(lk: Lookup, out: Out, at: Path, name: str, column: Column) -> None:
-    target = lk.table(column.references or "")
-    if target is None:
-        out.append(Refusal(where(*at, "references"), no_table(column.references or "")))
-        return
-    key = column_of(target, target.key)
-    if key is None:
-        return
-    wanted = "integer" if key.type in WHOLE_NUMBER_TYPES else key.type
-    if column.type != wanted:
-        sentence = (
-            f'"{name}.{column.ref}" is {column.type} but "{column.references}.{key.ref}"'
-            f" is {key.type}: a foreign key to it is {wanted}"
-        )
-        out.append(Refusal(where(*at, "type"), sentence))
 
 
 def _check_column_rules(
@@ -179,8 +144,11 @@ def _check_column_rules(
     if stamp and code:
         out.append(Refusal(where(*spot), "a column is written by one rule: a stamp or a code"))
     if stamp is not None:
-        if column.type != "timestamptz":
-            sentence = f'"{name}.{column.ref}" is {column.type}: a stamp writes a timestamptz'
+        if column.type not in ("timestamptz", "timestamp"):
+            sentence = (
+                f'"{name}.{column.ref}" is {column.type}: a stamp writes a timestamptz'
+                " or a timestamp"
+            )
             out.append(Refusal(where(*spot, "stamp"), sentence))
         _check_watch(out, (*spot, "stamp", "on"), name, table, stamp.on)
         if stamp.set is not None:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
 from core.manifest.model import App, Column, MoveSpec, Table
 from core.manifest.refusal import listing, shown
 
 WHOLE_NUMBER_TYPES = frozenset({"serial", "integer"})
-MOMENT_TYPES = frozenset({"date", "timestamptz"})
+MOMENT_TYPES = frozenset({"date", "timestamptz", "timestamp"})
 WALL_TIME_LENGTH = 5  # "HH:MM"
 
 
@@ -74,11 +76,15 @@ def describe(column: Column) -> str:
         return "a whole number"
     if column.type == "text":
         return f"text of at most {column.max_length} characters" if column.max_length else "text"
+    if column.type == "numeric" and column.scale is not None:
+        return f"a number of at most {column.scale} decimals"
     return {
         "numeric": "a number",
         "boolean": "true or false",
         "date": "a date (YYYY-MM-DD)",
         "timestamptz": "a date and time with its offset",
+        "timestamp": "a date and time (YYYY-MM-DDTHH:MM)",
+        "uuid": "a UUID",
         "enum": f"one of {listing(column.values or [])}",
     }.get(column.type, column.type)
 
@@ -98,7 +104,7 @@ def value_fits(column: Column, value: Any) -> bool:
     if isinstance(value, int | float):
         if column.type in WHOLE_NUMBER_TYPES:
             return float(value).is_integer()
-        return column.type == "numeric"
+        return column.type == "numeric" and decimals_fit(value, column.scale)
     if not isinstance(value, str):
         return False
     if column.type == "text":
@@ -109,7 +115,19 @@ def value_fits(column: Column, value: Any) -> bool:
         return _parses(date.fromisoformat, value)
     if column.type == "timestamptz":
         return _parses(datetime.fromisoformat, value)
+    if column.type == "timestamp":
+        return _parses(datetime.fromisoformat, value)
+    if column.type == "uuid":
+        return _parses(uuid.UUID, value)
     return False
+
+
+def decimals_fit(value: int | float, scale: int | None) -> bool:
+    """Whether a number has no more decimals than `scale` (any number, with no scale)."""
+    if scale is None:
+        return True
+    exponent = Decimal(str(value)).normalize().as_tuple().exponent
+    return not isinstance(exponent, int) or -exponent <= scale
 
 
 def value_refusal(table: str, column: Column, value: Any) -> str | None:

@@ -111,8 +111,18 @@ class Moment(Model):
 # --- columns --------------------------------------------------------------------
 
 ColumnType = Literal[
-    "serial", "integer", "numeric", "text", "boolean", "date", "timestamptz", "enum"
+    "serial",
+    "integer",
+    "numeric",
+    "text",
+    "boolean",
+    "date",
+    "timestamptz",
+    "timestamp",
+    "uuid",
+    "enum",
 ]
+"""A column's type; `core.store.types` names the PostgreSQL type each one is."""
 
 
 class StampSet(Model):
@@ -167,6 +177,12 @@ class Column(Model):
     type: ColumnType
     nullable: bool = False
     max_length: int | None = Field(default=None, alias="maxLength", ge=1)
+    precision: int | None = Field(default=None, ge=1, le=1000)
+    """A numeric's digits in all, as numeric(precision, scale) keeps them."""
+    scale: int | None = Field(default=None, ge=0, le=1000)
+    """A numeric's digits after the point: a value with more is refused, never rounded."""
+    zone: Literal["venue"] | None = None
+    """Whose clock a `timestamp` (wall time with no zone) is read on: the venue's."""
     values: list[Name] | None = None
     references: Name | None = None
     public: bool = False

@@ -185,8 +185,8 @@ def check_moment(
             out.append(Refusal(where(*at, "column"), no_column(read, moment.column)))
         elif column.type not in MOMENT_TYPES:
             sentence = (
-                f'"{read}.{moment.column}" is {column.type}: a moment reads a date'
-                " or timestamptz column"
+                f'"{read}.{moment.column}" is {column.type}: a moment reads a date,'
+                " timestamptz or timestamp column"
             )
             out.append(Refusal(where(*at, "column"), sentence))
         elif column.type == "date" and moment.time is None:

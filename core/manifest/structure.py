@@ -85,7 +85,23 @@ _SENTENCES: dict[str, Callable[[ErrorDetails], str]] = {
 }
 
 
+def _composite_key(err: ErrorDetails) -> str | None:
+    """A table's key written as several columns: the sentence that says what to do instead."""
+    loc, given = err["loc"], err["input"]
+    if len(loc) != 3 or loc[0] != "tables" or loc[2] != "key" or not isinstance(given, list):
+        return None
+    return (
+        f"{shown(given)} is a key of {len(given)} columns: Adminium finds a row by one column,"
+        f" so add a single-column key to {shown(loc[1])} (such as"
+        ' "id uuid PRIMARY KEY DEFAULT gen_random_uuid()", or a UNIQUE column it has) and'
+        " name that column here"
+    )
+
+
 def _sentence(err: ErrorDetails) -> str:
+    composite = _composite_key(err)
+    if composite is not None:
+        return composite
     kind = err["type"]
     if kind in _SENTENCES:
         return _SENTENCES[kind](err)

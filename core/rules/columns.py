@@ -1,15 +1,17 @@
 """Which columns a writer may send: Adminium's own columns (the state, stamps, codes, late
-flags), the key, unknown names; and each value kept meets `core.basics.values.checked_value`."""
+flags), the key, unknown names; each value kept meets `core.basics.values.checked_value`;
+and what a new row gets for the columns its writer left out (`left_out_values`)."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from core.basics.actors import Actor, ActorKind
 from core.basics.errors import ColumnReadOnly, echo
 from core.basics.values import checked_value
-from core.manifest.model import Table
+from core.manifest.model import Column, Table
 
 _GIVEN_BY_IMPORT = ("stamp", "code")
 """Columns Adminium writes that an import or sample data may still bring a value for."""
@@ -63,8 +65,33 @@ def writer_values(
             raise ColumnReadOnly(f"{name!r} is written by Adminium", _why(name, reason))
         if name == spec.key and not (creating and column is not None and column.type != "serial"):
             raise ColumnReadOnly(f"{name!r} is the row's key", _why(name, "key"))
-        kept[name] = checked_value(name, column.type, value) if column is not None else value
+        kept[name] = column_value(column, value) if column is not None else value
+    if creating:
+        kept.update(left_out_values(spec, kept))
     return kept
+
+
+def column_value(column: Column, value: Any) -> Any:
+    """A writer's value checked as its column takes it (`checked_value`)."""
+    return checked_value(
+        column.ref, column.type, value, scale=column.scale, precision=column.precision
+    )
+
+
+def left_out_values(spec: Table, given: Mapping[str, Any]) -> dict[str, Any]:
+    """What a new row gets for the columns its writer left out: each manifest `default`
+    (sent on insert whoever made the table, so a table with no default of its own in the
+    database takes it too), and a random UUID for a `uuid` key."""
+    owned = owned_columns(spec)
+    found: dict[str, Any] = {}
+    for column in spec.columns:
+        if column.ref in given or column.ref in owned:
+            continue
+        if column.default is not None:
+            found[column.ref] = column_value(column, column.default)
+        elif column.ref == spec.key and column.type == "uuid":
+            found[column.ref] = str(uuid.uuid4())
+    return found
 
 
 def _why(column: str, reason: str | None) -> dict[str, Any]:

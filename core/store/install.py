@@ -10,8 +10,8 @@ named); Adminium's own bookkeeping lives in the schema `adminium` of the same da
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -26,16 +26,7 @@ from core.store.schema import (
     SWEEP_UPGRADES,
     adminium_metadata,
 )
-
-_SIMPLE_TYPES: dict[str, sa.types.TypeEngine[Any]] = {
-    "serial": sa.Integer(),
-    "integer": sa.Integer(),
-    "numeric": sa.Numeric(),
-    "boolean": sa.Boolean(),
-    "date": sa.Date(),
-    "timestamptz": sa.DateTime(timezone=True),
-}
-
+from core.store.types import UTC_ZONE, column_type
 
 NAME_BYTES = 63
 """PostgreSQL keeps the first 63 bytes of a name and drops the rest (NAMEDATALEN - 1)."""
@@ -50,29 +41,10 @@ def fitted_name(name: str) -> str:
     return f"{whole[: NAME_BYTES - len(digest) - 1].decode(errors='ignore')}_{digest}"
 
 
-def _column_type(
-    table_name: str, column: Column, states: Sequence[str]
-) -> sa.types.TypeEngine[Any]:
-    """The SQL type of a manifest column; an enum is text with a named CHECK of its values."""
-    if column.type in _SIMPLE_TYPES:
-        return _SIMPLE_TYPES[column.type]
-    if column.type == "enum":
-        values = list(column.values or states)
-        return sa.Enum(
-            *values,
-            native_enum=False,
-            create_constraint=True,
-            length=max(len(v) for v in values),
-            name=fitted_name(f"ck_{table_name}_{column.ref}"),
-            validate_strings=False,
-        )
-    return sa.String(column.max_length) if column.max_length else sa.Text()
-
-
-def _server_default(column: Column) -> Any:
-    """A manifest default as the column's server default."""
+def _server_default(column: Column, is_key: bool) -> Any:
+    """A manifest default as the column's server default (a `uuid` key: a random one)."""
     if column.default is None:
-        return None
+        return sa.text("gen_random_uuid()") if is_key and column.type == "uuid" else None
     if isinstance(column.default, bool):
         return sa.true() if column.default else sa.false()
     if isinstance(column.default, int | float):
@@ -90,8 +62,9 @@ def _states_of(table: Table) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def build_metadata(app: App) -> sa.MetaData:
-    """SQLAlchemy tables for the app's manifest, in the app's schema."""
+def build_metadata(app: App, zone: ZoneInfo = UTC_ZONE) -> sa.MetaData:
+    """SQLAlchemy tables for the app's manifest, in the app's schema; its `timestamp`
+    columns read on the clock of `zone` (`core.store.types.VenueWallTime`)."""
     metadata = sa.MetaData(schema=app.schema_name)
     for name, table in app.tables.items():
         states = _states_of(table)
@@ -105,12 +78,17 @@ def build_metadata(app: App) -> sa.MetaData:
             columns.append(
                 sa.Column(
                     column.ref,
-                    _column_type(name, column, states),
+                    column_type(
+                        column,
+                        states,
+                        check_name=fitted_name(f"ck_{name}_{column.ref}"),
+                        zone=zone,
+                    ),
                     *args,
                     primary_key=is_key,
                     autoincrement=column.type == "serial" if is_key else False,
                     nullable=column.nullable and not is_key,
-                    server_default=_server_default(column),
+                    server_default=_server_default(column, is_key),
                 )
             )
         if table.states is not None and table.states.column not in {c.ref for c in table.columns}:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -65,7 +66,7 @@ class Store:
         self.connection = connection
         # One MetaData per manifest, so statements built for its tables are reused across
         # stores made per request.
-        self.metadata = _shared_metadata(app.model_dump_json(by_alias=True))
+        self.metadata = _shared_metadata(app.model_dump_json(by_alias=True), zone.key)
         # What each write's rules read besides the row, worked out once per rule.
         self.reads = ReadsCache()
         self._clock_tables: frozenset[str] | None = None
@@ -96,11 +97,14 @@ class Store:
         return self.app.tables[name]
 
     def coerce_key(self, name: str, key: Any) -> Any:
-        """A key as its column's type: a whole-number key given as text becomes an int."""
+        """A key as its column's type: a whole-number key given as text becomes an int, a
+        UUID its canonical text; None when no row could have it."""
         spec = self.spec(name)
         column = next(c for c in spec.columns if c.ref == spec.key)
         if column.type in ("serial", "integer") and isinstance(key, str):
             return int(key) if key.strip().lstrip("-").isdigit() else None
+        if column.type == "uuid" and key is not None:
+            return uuid_text(key)
         return key
 
     def read_row(self, conn: Connection, name: str, key: Any, *, lock: bool = False) -> Row | None:
@@ -170,10 +174,22 @@ class Store:
         return dict(found) if found is not None else None
 
 
+def uuid_text(key: Any) -> str | None:
+    """A UUID (or its text in any form PostgreSQL reads) as its canonical text; None for
+    anything else."""
+    if isinstance(key, uuid.UUID):
+        return str(key)
+    try:
+        return str(uuid.UUID(key)) if isinstance(key, str) else None
+    except ValueError:
+        return None
+
+
 @functools.lru_cache(maxsize=64)
-def _shared_metadata(manifest: str) -> sa.MetaData:
-    """The tables of a manifest given as its JSON, built once."""
-    return build_metadata(App.model_validate_json(manifest))
+def _shared_metadata(manifest: str, zone: str) -> sa.MetaData:
+    """The tables of a manifest given as its JSON, built once per venue zone (its
+    `timestamp` columns read on that clock)."""
+    return build_metadata(App.model_validate_json(manifest), ZoneInfo(zone))
 
 
 @functools.lru_cache(maxsize=256)

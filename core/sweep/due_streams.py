@@ -10,7 +10,7 @@ found, so the cost grows with the rows near due, not with the table."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from typing import Any, Protocol
 
@@ -18,13 +18,19 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.ledgers.holds import holding_tables
-from core.manifest.model import Hold, Moment, RowTime, Shift, Timed
+from core.manifest.model import Column, Hold, Moment, RowTime, Shift, Timed
 from core.store.store import Store
 from core.time.clock import venue_day, wall_to_instant
 from core.time.moments import Tables, apply_shift
 
 DAY_SHIFT_SLACK = timedelta(hours=3)
 """A shift of calendar days is days x 24 hours give or take the clock changes it crosses."""
+WALL_SLACK = timedelta(hours=3)
+"""A `timestamp` column keeps wall time, compared in SQL as the venue's wall time: around a
+change of the clocks a later wall time may read earlier (a skipped 01:30 reads after 02:00,
+a repeated 01:30 before 01:10 of the second pass), by at most the change (an hour; two in
+the few zones that jump two). A stream over such a column reaches this much further and
+floors this much lower."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,14 @@ class Stream:
     inclusive: bool
     floor: Callable[[Any], datetime | None]
     state: str = ""
+    slack: timedelta = timedelta()
+    """How much further `bound` reaches than the moments it stands for (`WALL_SLACK`)."""
+
+    @property
+    def hint_bound(self) -> datetime | date:
+        """What the next-due hint reads past: the bound less its slack on either side (a value
+        past it falls due after `now`, or may)."""
+        return self.bound - 2 * self.slack if self.slack else self.bound
 
 
 def moment_parts(moment: Moment) -> list[Moment]:
@@ -124,7 +138,7 @@ def stream_of(
         def floor_instant(value: Any) -> datetime | None:
             return _shifted(value, part, 1, tables, store)
 
-        return Stream(rule, part.column, base, True, floor_instant, state)
+        return _on_wall_clock(Stream(rule, part.column, base, True, floor_instant, state), column)
 
     def floor_day(value: Any) -> datetime | None:
         return _shifted(day_start(venue_day(value, zone)), part, 1, tables, store)
@@ -132,7 +146,22 @@ def stream_of(
     # A time of day on an instant's venue day is at or after that day's midnight: the
     # instant itself is before the midnight that ends the base's day.
     bound = day_start(venue_day(base, zone) + timedelta(days=1))
-    return Stream(rule, part.column, bound, False, floor_day, state)
+    return _on_wall_clock(Stream(rule, part.column, bound, False, floor_day, state), column)
+
+
+def _on_wall_clock(stream: Stream, column: Column) -> Stream:
+    """A stream over a `timestamp` column (wall time, `WALL_SLACK`) reaching further and
+    flooring lower; any other as it is."""
+    if column.type != "timestamp":
+        return stream
+    floor = stream.floor
+
+    def lower(value: Any) -> datetime | None:
+        found = floor(value)
+        return None if found is None else found - WALL_SLACK
+
+    assert isinstance(stream.bound, datetime)
+    return replace(stream, bound=stream.bound + WALL_SLACK, floor=lower, slack=WALL_SLACK)
 
 
 def _wanted_columns(rule: Rule | HoldSource) -> list[str]:

@@ -82,7 +82,7 @@ def next_due_read(
                 column = table.c[stream.column]
                 columns.append(
                     sa.select(sa.func.min(column))
-                    .where(table.c[rule.state_column] == stream.state, column > stream.bound)
+                    .where(table.c[rule.state_column] == stream.state, column > stream.hint_bound)
                     .scalar_subquery()
                 )
                 floors.append(stream.floor)

@@ -11,14 +11,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from core.manifest.model import Moment
 from core.store.set_aside import SetAside, read_set_aside
 from core.store.store import Row, Store
 from core.sweep.due import find_due
-from core.sweep.due_streams import Rule, timed_rules
+from core.sweep.due_streams import Rule, moment_parts, timed_rules
 from core.time.moments import MomentContext, MomentValueError, Reading, Tables, resolve_moment
 from core.time.words import explain_moment, why_no_time
 
@@ -160,6 +162,68 @@ def rows_without_moment(stores: Sequence[Store], *, limit: int = NO_TIME_LIMIT) 
                 if len(found) >= limit:
                     return found
     return found
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """Rows in a rule's `from` whose moment column holds what no moment reads (a wall time
+    with no zone in a column the manifest types timestamptz): they never move until it is
+    fixed. How many, the column, what it holds."""
+
+    rule: Rule
+    column: str
+    count: int
+    error: MomentValueError
+
+    @property
+    def words(self) -> str:
+        """ "3 rows in placed have no readable moment: orders.pickup_at holds …"."""
+        rows = "1 row" if self.count == 1 else f"{self.count} rows"
+        have = "has" if self.count == 1 else "have"
+        said = (
+            f"{rows} in {self.rule.timed.from_} {have} no readable moment:"
+            f" {self.rule.table}.{self.column} holds {self.error.holds}"
+        )
+        if self.error.naive:
+            said += (
+                " (a timestamp without time zone, which a timestamptz cannot read): type it"
+                ' "timestamp", "zone": "venue" in the manifest to read it on the venue\'s clock'
+            )
+        return said
+
+
+def unreadable_moments(stores: Sequence[Store]) -> list[Unreadable]:
+    """Per timed rule and column its moment reads on the row, the rows in `from` whose
+    value no moment reads, counted (one row read tells: a column holds one type), if any."""
+    found: list[Unreadable] = []
+    if not stores:
+        return found
+    with stores[0].engine.connect() as conn:
+        for store in stores:
+            for rule in timed_rules(store):
+                t = store.table(rule.table)
+                columns = dict.fromkeys(p.column for p in moment_parts(rule.timed.at) if not p.via)
+                for column in columns:
+                    held = (t.c[rule.state_column] == rule.timed.from_, t.c[column].is_not(None))
+                    first = conn.execute(sa.select(t.c[column]).where(*held).limit(1)).first()
+                    error = _unreadable(column, first[0]) if first is not None else None
+                    if error is None:
+                        continue
+                    count = conn.execute(
+                        sa.select(sa.func.count()).select_from(t).where(*held)
+                    ).scalar_one()
+                    found.append(Unreadable(rule, column, int(count), error))
+    return found
+
+
+def _unreadable(column: str, value: Any) -> MomentValueError | None:
+    """Why no moment reads a column's value (None when one does)."""
+    ctx = MomentContext(row={column: value}, zone=ZoneInfo("UTC"))
+    try:
+        resolve_moment(Moment(column=column), ctx)
+    except MomentValueError as error:
+        return error
+    return None
 
 
 def pending_moves(

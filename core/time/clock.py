@@ -55,11 +55,27 @@ def wall_to_instant(day: date, wall: time, zone: ZoneInfo) -> datetime:
     """The instant (aware, UTC) of a wall time on the venue's day: gap -> after, fold -> first."""
     if wall.tzinfo is not None:
         raise ValueError("a wall time has no zone of its own")
+    return on_venue_clock(datetime.combine(day, wall), zone).astimezone(UTC)
+
+
+def on_venue_clock(wall: datetime, zone: ZoneInfo) -> datetime:
+    """A date and wall time with no zone (a `timestamp without time zone` as stored) read on
+    the venue's clock: aware in `zone`, its wall fields kept, so it is written back as it
+    was stored; its instant follows the policy (gap -> after, fold -> first)."""
+    if wall.tzinfo is not None:
+        raise ValueError("a wall time has no zone of its own")
     # PEP 495: fold=0 reads a repeated wall time as the first pass, and a skipped wall time
     # with the offset before the skip, which lands the same distance after it (the spec's
     # "hour after"). That is exactly the policy, so zoneinfo does the work.
-    local = datetime.combine(day, wall.replace(fold=0), tzinfo=zone)
-    return local.astimezone(UTC)
+    return wall.replace(fold=0, tzinfo=zone)
+
+
+def wall_clock_of(instant: datetime, zone: ZoneInfo) -> datetime:
+    """The venue's wall time (no zone) an instant shows, as a `timestamp without time zone`
+    keeps it; a wall time read by `on_venue_clock` comes back as it was stored."""
+    if instant.utcoffset() is None:
+        raise ValueError("an instant must carry its offset")
+    return instant.astimezone(zone).replace(tzinfo=None, fold=0)
 
 
 def shift_instant(

@@ -28,7 +28,15 @@ _UNITS = ("minutes", "hours", "days")
 
 
 class MomentValueError(ValueError):
-    """A moment's column holds something that is neither a date nor an aware date-time."""
+    """A moment's column holds something that is neither a date nor an aware date-time:
+    `holds` says what ("a date and time with no zone"), `naive` whether it is a date-time
+    that lacks only its zone (a `timestamp without time zone` typed `timestamptz`)."""
+
+    def __init__(self, column: str, holds: str, *, naive: bool = False) -> None:
+        super().__init__(f"column {column!r} holds {holds}")
+        self.column = column
+        self.holds = holds
+        self.naive = naive
 
 
 @dataclass(frozen=True)
@@ -143,7 +151,7 @@ def _read_column(moment: Moment, source: Row, ctx: MomentContext) -> datetime | 
         return None
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
-            raise MomentValueError(f"column {moment.column!r} holds a date-time with no offset")
+            raise MomentValueError(moment.column, "a date-time with no offset", naive=True)
         if moment.time is None:
             return value.astimezone(UTC)
         # A timestamptz's day is the venue's day of the stored instant.
@@ -155,8 +163,7 @@ def _read_column(moment: Moment, source: Row, ctx: MomentContext) -> datetime | 
         day = value
     else:
         raise MomentValueError(
-            f"column {moment.column!r} holds {_describe(value)}, not a date or a date-time"
-            " with an offset"
+            moment.column, f"{_describe(value)}, not a date or a date-time with an offset"
         )
     return _at_time_of_day(moment, source, day, ctx)
 

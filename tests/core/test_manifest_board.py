@@ -43,7 +43,7 @@ def test_a_board_time_must_be_a_time_and_the_table_must_keep_states() -> None:
     assert refused("takeaway", put(*BOARD, value={"time": "items"})) == [
         (
             "tables.orders.board.time",
-            '"orders.items" is text: a card\'s time is a timestamptz or a date column',
+            '"orders.items" is text: a card\'s time is a timestamptz, a timestamp or a date column',
         )
     ]
     assert refused("takeaway", put("tables", "customers", "board", value={"card": []})) == [

@@ -175,7 +175,7 @@ BAD: dict[str, tuple[str, Mutation, Expected]] = {
         put("tables", "orders", "columns", 2, "type", value="txt"),
         [("tables.orders.columns[2].type",
           '"txt" is not allowed here: write "serial", "integer", "numeric", "text", "boolean",'
-          ' "date", "timestamptz" or "enum"')],
+          ' "date", "timestamptz", "timestamp", "uuid" or "enum"')],
     ),
     # --- states ---
     "timed_from_an_unknown_state": (
@@ -255,7 +255,7 @@ BAD: dict[str, tuple[str, Mutation, Expected]] = {
         put("tables", "stays", "columns", 6, "rules",
             value={"stamp": {"on": {"column": "status", "values": ["cancelled"]}}}),
         [("tables.stays.columns[6].rules.stamp",
-          '"stays.arrival_time" is text: a stamp writes a timestamptz')],
+          '"stays.arrival_time" is text: a stamp writes a timestamptz or a timestamp')],
     ),
     "stamp_on_a_state_the_table_lacks": (
         "hotel",

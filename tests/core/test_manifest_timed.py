@@ -137,7 +137,7 @@ BAD: dict[str, tuple[str, Mutation, Expected]] = {
         "takeaway",
         put(*ORDERS, "timed", 0, "at", "column", value="total"),
         [("tables.orders.states.timed[0].at.column",
-          '"orders.total" is numeric: a moment reads a date or timestamptz column')],
+          '"orders.total" is numeric: a moment reads a date, timestamptz or timestamp column')],
     ),
     "date_with_no_time": (
         "hotel",

@@ -8,7 +8,12 @@ from datetime import timedelta
 from flask import render_template
 
 from core.sweep.hold_reads import waiting_holds
-from core.sweep.pending import PENDING_HORIZON, pending_moves, rows_without_moment
+from core.sweep.pending import (
+    PENDING_HORIZON,
+    pending_moves,
+    rows_without_moment,
+    unreadable_moments,
+)
 from services.apps import swept_stores
 from web.context import clock
 from web.screens import timeline
@@ -35,6 +40,7 @@ def pending_context(name: str) -> dict[str, object]:
         "zone": zone,
         "moves": pending_moves(stores, by=now + PENDING_HORIZON, now=now),
         "no_time": rows_without_moment(stores),
+        "unreadable": unreadable_moments(stores),
         "holds": waiting_holds(stores),
         "horizon_days": PENDING_HORIZON.days,
         "timeline": chart,

@@ -30,7 +30,7 @@ def form_value(column: Column, raw: str, store: Store) -> Any:
     if text == "":
         return None
     try:
-        if column.type == "timestamptz":
+        if column.type in ("timestamptz", "timestamp"):
             local = datetime.fromisoformat(text)
             if local.utcoffset() is None:
                 local = local.replace(tzinfo=store.zone)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 from core.basics.errors import AdminiumError
@@ -78,6 +79,7 @@ def refused_again(aside: Aside, to: str) -> str:
 
 INPUTS = {
     "timestamptz": ("datetime-local", ""),
+    "timestamp": ("datetime-local", ""),
     "date": ("date", ""),
     "integer": ("number", "1"),
     "serial": ("number", "1"),
@@ -88,7 +90,10 @@ INPUTS = {
 
 @bp.app_template_filter("input_kind")
 def input_kind(column: Column) -> tuple[str, str]:
-    """The input a field takes: (`type`, `step`)."""
+    """The input a field takes: (`type`, `step`); a numeric of a scale steps by its last
+    decimal (0.01 for two), so the browser says at once what the column keeps."""
+    if column.type == "numeric" and column.scale is not None:
+        return ("number", f"{Decimal(1).scaleb(-column.scale):f}")
     return INPUTS.get(column.type, ("text", ""))
 
 
