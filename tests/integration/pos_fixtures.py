@@ -43,6 +43,7 @@ CREATE TABLE public.orders (
     terminal_id text NOT NULL,
     cancel_code varchar(20),
     note text,
+    cancelled_at timestamp without time zone,
     CONSTRAINT cancelled_without_note CHECK (status <> 'cancelled' OR note IS NULL)
 );
 COMMENT ON CONSTRAINT cancelled_without_note ON public.orders
@@ -74,6 +75,13 @@ POS: dict[str, Any] = {
                 {"ref": "terminal_id", "type": "text", "default": "WEB"},
                 {"ref": "cancel_code", "type": "text", "maxLength": 20, "nullable": True},
                 {"ref": "note", "type": "text", "nullable": True},
+                {
+                    "ref": "cancelled_at",
+                    "type": "timestamp",
+                    "zone": "venue",
+                    "nullable": True,
+                    "rules": {"stamp": {"on": {"column": "status", "values": ["cancelled"]}}},
+                },
             ],
             "states": {
                 "column": "status",

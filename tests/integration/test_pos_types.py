@@ -50,18 +50,20 @@ def pos(pos_once: PosSite) -> Iterator[PosSite]:
 
 
 @pytest.mark.parametrize(
-    ("wall", "before", "due"),
+    ("wall", "before", "due", "stamped"),
     [
         # 25 Oct 2026 London: at 02:00 BST the clocks go back to 01:00 GMT, so 01:30 is
-        # shown twice; read as the first, 01:30 BST = 00:30 UTC; 30 minutes on, 01:00 UTC.
-        ("2026-10-25 01:30", "2026-10-25 00:59", "2026-10-25 01:00"),
-        # 10 Jul 2026 London is BST (UTC+1): 12:30 is 11:30 UTC; 30 minutes on, 12:00 UTC.
-        ("2026-07-10 12:30", "2026-07-10 11:59", "2026-07-10 12:00"),
+        # shown twice; read as the first, 01:30 BST = 00:30 UTC; 30 minutes on, 01:00 UTC,
+        # the moment the clocks went back: 01:00 GMT on the wall.
+        ("2026-10-25 01:30", "2026-10-25 00:59", "2026-10-25 01:00", "2026-10-25 01:00"),
+        # 10 Jul 2026 London is BST (UTC+1): 12:30 is 11:30 UTC; 30 minutes on, 12:00 UTC,
+        # 13:00 on the wall.
+        ("2026-07-10 12:30", "2026-07-10 11:59", "2026-07-10 12:00", "2026-07-10 13:00"),
     ],
     ids=["autumn_fold_reads_the_first", "summer"],
 )
 def test_a_uuid_order_is_cancelled_at_its_wall_time_on_the_venue_clock(
-    pos: PosSite, wall: str, before: str, due: str
+    pos: PosSite, wall: str, before: str, due: str, stamped: str
 ) -> None:
     key = pos.order(wall)
     line = pos.line(key, "soup")
@@ -71,6 +73,7 @@ def test_a_uuid_order_is_cancelled_at_its_wall_time_on_the_venue_clock(
     row = pos.row("orders", key)
     assert (row["status"], row["cancel_code"]) == ("cancelled", "not_collected")
     assert row["pickup_at"] == datetime.fromisoformat(wall)  # the wall time left as stored
+    assert row["cancelled_at"] == datetime.fromisoformat(stamped)  # the stamp: wall time too
     # The effect found the line by its uuid link and voided it.
     assert pos.row("order_lines", line)["status"] == "void"
     audit = pos.sql("SELECT actor, table_name, row_key, move_to FROM adminium.audit ORDER BY id")
@@ -213,7 +216,8 @@ CREATE TABLE public.orders (
     id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     status varchar(20) NOT NULL DEFAULT 'placed',
     pickup_at timestamp without time zone,
-    total numeric(10,2)
+    total numeric(10,2),
+    receipt text
 )
 """
 
@@ -230,6 +234,7 @@ def legacy_manifest(pickup: str = "timestamptz", key: str = "text") -> dict[str,
                     {"ref": "status", "type": "text"},
                     {"ref": "pickup_at", "type": pickup, "nullable": True},
                     {"ref": "total", "type": "numeric", "nullable": True},
+                    {"ref": "receipt", "type": "uuid", "nullable": True},
                 ],
                 "states": {
                     "column": "status",
@@ -272,6 +277,11 @@ def test_app_add_names_each_column_the_manifest_cannot_read(
             ' decimals: write "precision": 10, "scale": 2, so a value with more decimals is'
             " refused rather than rounded",
         ),
+        (
+            "tables.orders.columns[4]",
+            '"orders.receipt" is text in the database, which a uuid column cannot read:'
+            ' write "type": "text"',
+        ),
     ]
 
 
@@ -283,6 +293,7 @@ def test_the_pending_screen_counts_rows_whose_moment_cannot_be_read(
         conn.execute(LEGACY_TABLE.replace("without time zone", "with time zone"))  # type: ignore[arg-type]
     manifest = legacy_manifest(key="uuid")
     manifest["tables"]["orders"]["columns"][3].update(precision=10, scale=2)
+    manifest["tables"]["orders"]["columns"][4]["type"] = "text"
     with pos.app.app_context():
         add_connection(db.session, "till", url, "Europe/London")
         add_app(db.session, "till", manifest)
