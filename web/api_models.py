@@ -4,9 +4,10 @@ validates a writer's `values` with them, and the OpenAPI document is their JSON 
 One model per table and kind of write (`create`, `update`, `guest`), its fields the
 columns that writer may send, each typed as the server takes it: whole numbers within 32
 bits, finite numbers, true or false, text without NUL (and within `maxLength`), one of an
-enum's values, ISO 8601 dates, and times with their offset inside the years the pipeline
-takes (`core.basics.values`). `null` only for a nullable column; on a create, a column that is
-neither nullable nor given a default must be sent. A name that is no field of the model
+enum's values, ISO 8601 dates, times with their offset inside the years the pipeline
+takes (`core.basics.values`; a `timestamp` takes a wall time without one too), UUIDs.
+`null` only for a nullable column; on a create, a column that is neither nullable nor
+filled in by the server (a manifest default, a `uuid` key) must be sent. A name that is no field of the model
 (an unknown column, the state, the key, a stamp, a code, a total) passes to the pipeline,
 which refuses it as COLUMN_READ_ONLY; the schema says `additionalProperties: false`.
 
@@ -63,11 +64,13 @@ TIME_SCHEMA: dict[str, Any] = {"format": "date-time", "not": {"pattern": _near_e
 """A timestamptz: RFC 3339 with its offset, not within a day of the years' ends."""
 
 WALL_TIME_SCHEMA: dict[str, Any] = {
-    "pattern": r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}",
-    "description": "A date and wall time on the venue's clock (YYYY-MM-DDTHH:MM[:SS]); a time"
-    " given with an offset is stored as the venue's wall time it shows.",
+    **TIME_SCHEMA,
+    "description": "A time with its offset, stored as the wall time it shows on the venue's"
+    " clock; a wall time with no offset (YYYY-MM-DDTHH:MM[:SS]) is taken as it is, on the"
+    " venue's clock.",
 }
-"""A `timestamp` (`"zone": "venue"`): ISO 8601, its offset optional."""
+"""A `timestamp` (`"zone": "venue"`): as a timestamptz, and a wall time without an offset
+taken too (the schema names the form every client can send)."""
 
 TYPE_WORDS = {
     "timestamptz": "takes an ISO 8601 time with its offset",

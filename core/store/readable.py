@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Dialect
 
 from core.manifest.model import App, Column
 
@@ -27,7 +27,7 @@ class Unreadable:
     sentence: str
 
 
-def declared_type(found: sa.types.TypeEngine[Any]) -> str:
+def declared_type(found: sa.types.TypeEngine[Any], dialect: Dialect) -> str:
     """A column's type as PostgreSQL names it (`timestamp without time zone`, `numeric(10,2)`)."""
     if isinstance(found, sa.DateTime):
         return f"timestamp {'with' if found.timezone else 'without'} time zone"
@@ -37,7 +37,7 @@ def declared_type(found: sa.types.TypeEngine[Any]) -> str:
         return f"numeric({found.precision},{found.scale or 0})"
     if isinstance(found, sa.Uuid):
         return "uuid"
-    return str(found.compile(dialect=sa.dialects.postgresql.dialect())).lower()
+    return str(found.compile(dialect=dialect)).lower()
 
 
 def unreadable_columns(conn: Connection, app: App, zone_name: str) -> list[Unreadable]:
@@ -53,7 +53,7 @@ def unreadable_columns(conn: Connection, app: App, zone_name: str) -> list[Unrea
             kind = declared.get(column.ref)
             if kind is None:
                 continue
-            sentence = _sentence(name, column, kind, zone_name)
+            sentence = _sentence(name, column, kind, zone_name, conn.dialect)
             if sentence is not None:
                 spot = f"tables.{name}.columns[{index}]"
                 found.append(Unreadable(spot, sentence))
@@ -61,11 +61,11 @@ def unreadable_columns(conn: Connection, app: App, zone_name: str) -> list[Unrea
 
 
 def _sentence(
-    table: str, column: Column, found: sa.types.TypeEngine[Any], zone_name: str
+    table: str, column: Column, found: sa.types.TypeEngine[Any], zone_name: str, dialect: Dialect
 ) -> str | None:
     """What is wrong with reading `found` as the manifest's column, with the fix; None when
     the manifest's type reads it."""
-    held = f'"{table}.{column.ref}" is {declared_type(found)} in the database'
+    held = f'"{table}.{column.ref}" is {declared_type(found, dialect)} in the database'
     if isinstance(found, sa.DateTime):
         if column.type == "timestamptz" and not found.timezone:
             return (

@@ -288,6 +288,8 @@ def set_aside_rows(
     found: list[Aside] = []
     if not stores:
         return found
+    if key is not None and table is not None:
+        key = record_key(stores, table, key)
     by_app = {s.app.name: s for s in stores}
     with stores[0].engine.connect() as conn:
         records = read_set_aside(conn, list(by_app), table=table, key=key).values()
@@ -297,6 +299,16 @@ def set_aside_rows(
             if aside is not None:
                 found.append(aside)
     return found
+
+
+def record_key(stores: Sequence[Store], table: str, key: str) -> str:
+    """A key as a set-aside record keeps it: the text of the key as its column reads it (a
+    UUID written in capitals is the record of its canonical text)."""
+    for store in stores:
+        if table in store.app.tables:
+            found = store.coerce_key(table, key)
+            return key if found is None else str(found)
+    return key
 
 
 def _still_aside(conn: Connection, store: Store, record: SetAside, tables: Tables) -> Aside | None:

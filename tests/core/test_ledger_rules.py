@@ -85,7 +85,8 @@ BAD: dict[str, tuple[Mutation, Expected]] = {
         [
             (
                 "tables.till_tickets.hold.until.column",
-                '"till_tickets.items" is text: a moment reads a date, timestamptz or timestamp column',
+                '"till_tickets.items" is text: a moment reads a date, timestamptz or timestamp'
+                " column",
             )
         ],
     ),

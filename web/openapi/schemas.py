@@ -17,8 +17,10 @@ _ROW: dict[str, Any] = {"type": "object", "additionalProperties": _ANY_VALUE}
 _VALUES: dict[str, Any] = {
     "type": "object",
     "additionalProperties": _ANY_VALUE,
-    "description": "Values by column; timestamptz as ISO 8601 with an offset, dates YYYY-MM-DD. "
-    "Each table's columns, as the server checks them, are in its app's own document.",
+    "description": "Values by column; timestamptz as ISO 8601 with an offset, timestamp as a"
+    " wall time on the venue's clock (its offset optional), dates YYYY-MM-DD, uuid as a UUID."
+    " Left out of a create, a column with a manifest default is given it by the server."
+    " Each table's columns, as the server checks them, are in its app's own document.",
 }
 _TIME = {"type": "string", "format": "date-time"}
 _MANIFEST: dict[str, Any] = {
