@@ -7,9 +7,10 @@ bits, finite numbers, true or false, text without NUL (and within `maxLength`), 
 enum's values, ISO 8601 dates, times with their offset inside the years the pipeline
 takes (`core.basics.values`; a `timestamp` takes a wall time without one too), UUIDs.
 `null` only for a nullable column; on a create, a column that is neither nullable nor
-filled in by the server (a manifest default, a `uuid` key) must be sent. A name that is no field of the model
-(an unknown column, the state, the key, a stamp, a code, a total) passes to the pipeline,
-which refuses it as COLUMN_READ_ONLY; the schema says `additionalProperties: false`.
+filled in by the server (a manifest default, a `uuid` key) must be sent. A name that is
+no field of the model (an unknown column, the state, the key, a stamp, a code, a total)
+passes to the pipeline, which refuses it as COLUMN_READ_ONLY; the schema says
+`additionalProperties: false`.
 
 What no schema can say stays with the data: a `references` column names a row that must
 exist (VALUE_REFUSED `foreign-key` otherwise), and a venue's own CHECKs.
