@@ -50,6 +50,18 @@ def fitted_name(name: str) -> str:
     return f"{whole[: NAME_BYTES - len(digest) - 1].decode(errors='ignore')}_{digest}"
 
 
+class ListedValues(sa.Enum):
+    """A manifest's enum (or state) column: text held to its listed values by a named CHECK
+    on the tables Adminium makes, and read as the database holds it. A value the manifest
+    does not list (the venue's own software wrote it, or a replace renamed a value rows
+    still hold) comes back as its text, never a LookupError: what shows it says that it is
+    not in the manifest."""
+
+    def result_processor(self, dialect: sa.Dialect, coltype: object) -> None:
+        """No processing: the values are text, listed or not."""
+        return None
+
+
 def _column_type(
     table_name: str, column: Column, states: Sequence[str]
 ) -> sa.types.TypeEngine[Any]:
@@ -58,7 +70,7 @@ def _column_type(
         return _SIMPLE_TYPES[column.type]
     if column.type == "enum":
         values = list(column.values or states)
-        return sa.Enum(
+        return ListedValues(
             *values,
             native_enum=False,
             create_constraint=True,
