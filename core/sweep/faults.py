@@ -36,9 +36,9 @@ T = TypeVar("T")
 
 _CONNECTION_CLASSES = ("08", "53", "57", "58", "XX")
 """SQLSTATE classes that are the connection's, never one app's: connection exceptions,
-insufficient resources, operator intervention (shutdown, a cancelled statement), system
-and internal errors."""
-_NO_TABLE, _NO_SCHEMA, _NO_COLUMN = "42P01", "3F000", "42703"
+insufficient resources, operator intervention (a shutdown; a statement cancelled by its
+timeout is the app's), system and internal errors."""
+_NO_TABLE, _NO_SCHEMA, _NO_COLUMN, _CANCELLED = "42P01", "3F000", "42703", "57014"
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,8 @@ def is_connections(error: BaseException) -> bool:
         if error.connection_invalidated:
             return True
         state = _sqlstate(error)
+        if state == _CANCELLED:
+            return False  # that statement ran past its timeout: the session still answers
         return not state or state.startswith(_CONNECTION_CLASSES)
     # SQLAlchemy's own state errors (a closed or invalid connection); a value that could
     # not be bound (StatementError) is the app's.
