@@ -279,6 +279,9 @@ def test_the_card_names_the_app_that_faulted_and_the_other_apps_figures(
     two.order("public", NOW - timedelta(minutes=10))
     later = two.order("cafe", NOW + timedelta(minutes=30))
     two.sql("ALTER TABLE public.orders DROP COLUMN due_at")
+    # Before any sweep met it, the card finds shop's table unreadable itself.
+    before = admin.get(f"/connections/{two.name}").text
+    assert "App shop cannot be read: column orders.due_at does not exist" in before
     two.sweep()
     card = admin.get(f"/connections/{two.name}")
     assert card.status_code == 200, card.text

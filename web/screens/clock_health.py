@@ -168,15 +168,28 @@ def clock_figures(stores: list[Store], connection: Connection, now: datetime) ->
         health = read_health(conn, connection.name, now)
     if connection.paused:
         health = SweepHealth(health.last, health.moved_last_hour, None)
+    coming, unread = _coming(stores, now)
+    next_due = min((p.moment for p in coming if not p.set_aside), default=None)
+    return ClockFigures(health, next_due, state_of(connection, health), tuple(unread))
+
+
+def _coming(stores: list[Store], now: datetime) -> tuple[list[Pending], list[tuple[str, str]]]:
+    """The next pending moves of the stores, read together; when that fails with an app's
+    error, each app alone, so that one app's drifted table leaves the others' next move in
+    view: the moves read, and (app, sentence) of each app that could not be read."""
+    by = now + PENDING_HORIZON
+    try:
+        return pending_moves(stores, by=by, now=now, limit=NEXT_DUE_LOOK), []
+    except (DBAPIError, LookupError) as error:
+        if is_connections(error):
+            raise
     coming: list[Pending] = []
     unread: list[tuple[str, str]] = []
     for store in stores:
-        # Each app alone: one app's drifted table leaves the others' next move in view.
         try:
-            coming += pending_moves([store], by=now + PENDING_HORIZON, now=now, limit=NEXT_DUE_LOOK)
+            coming += pending_moves([store], by=by, now=now, limit=NEXT_DUE_LOOK)
         except (DBAPIError, LookupError) as error:
             if is_connections(error):
                 raise
             unread.append((store.app.name, fault_words(error)))
-    next_due = min((p.moment for p in coming if not p.set_aside), default=None)
-    return ClockFigures(health, next_due, state_of(connection, health), tuple(unread))
+    return coming, unread
