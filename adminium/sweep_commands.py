@@ -127,18 +127,21 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
             publisher=NO_PUBLISHER if dry_run else publisher,
         )
         found = get_connection(session, connection)
-        stores = swept_stores(found)
+        faulted = {fault.app for fault in report.faults}
+        stores = [store for store in swept_stores(found) if store.app.name not in faulted]
         # Counted afresh: the report's own `left` holds only the rows this sweep found (at
-        # most 500), not those the cap kept back.
+        # most 500), not those the cap kept back (an app that faulted cannot be counted).
         left = still_due(stores, now)
         zone = venue_zone(found.zone)
     _echo_give_backs(report, stores, zone, now, dry_run)
     _echo_moves(report, dry_run)
+    for fault in report.faults:
+        click.echo(f"app {fault.app} stopped this minute while {fault.during}: {fault.error}")
     click.echo(_summary(connection, report, left, dry_run))
     later = None if dry_run else _queued_for(report, now, datetime.now(UTC))
     if later:
         click.echo(later)
-    if report.outcome.value in ("stopped", "fence-lost"):
+    if report.outcome.value in ("stopped", "fence-lost") or report.faults:
         raise click.exceptions.Exit(1)
 
 

@@ -251,6 +251,9 @@ sweeps = sa.Table(
     sa.Column("holds_busy", sa.Integer, nullable=False, server_default="0"),
     # The audit's last id as the sweep started: its moves are the entries after it.
     sa.Column("audit_from", sa.BigInteger),
+    # The apps that faulted this minute, by name: {error, during, left} each (the others
+    # were swept); NULL when none did.
+    sa.Column("faults", JSONB),
     sa.Index("ix_sweeps_connection_at", "connection", "at"),
     sa.Index("ix_sweeps_running", "connection", postgresql_where=sa.text("outcome = 'running'")),
 )
@@ -266,8 +269,9 @@ SWEEP_UPGRADES = (
         for column in ("given_back", "holds_set_aside", "holds_busy")
     ),
     f"ALTER TABLE {ADMINIUM_SCHEMA}.sweeps ADD COLUMN IF NOT EXISTS audit_from bigint",
+    f"ALTER TABLE {ADMINIUM_SCHEMA}.sweeps ADD COLUMN IF NOT EXISTS faults jsonb",
     f"CREATE INDEX IF NOT EXISTS ix_sweeps_running ON {ADMINIUM_SCHEMA}.sweeps (connection)"
     f" WHERE outcome = '{RUNNING}'",
 )
-"""What a database made before the give-back counts and the open record joined the record
-needs, each idempotent."""
+"""What a database made before the give-back counts, the open record and the apps' faults
+joined the record needs, each idempotent."""

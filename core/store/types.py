@@ -54,6 +54,18 @@ class VenueWallTime(sa.types.TypeDecorator[datetime]):
         return value
 
 
+class ListedValues(sa.Enum):
+    """A manifest's enum (or state) column: text held to its listed values by a named CHECK
+    on the tables Adminium makes, and read as the database holds it. A value the manifest
+    does not list (the venue's own software wrote it, or a replace renamed a value rows
+    still hold) comes back as its text, never a LookupError: what shows it says that it is
+    not in the manifest."""
+
+    def result_processor(self, dialect: sa.Dialect, coltype: object) -> None:
+        """No processing: the values are text, listed or not."""
+        return None
+
+
 _SIMPLE_TYPES: dict[str, sa.types.TypeEngine[Any]] = {
     "serial": sa.Integer(),
     "integer": sa.Integer(),
@@ -79,7 +91,7 @@ def column_type(
         return VenueWallTime(zone)
     if column.type == "enum":
         values = list(column.values or states)
-        return sa.Enum(
+        return ListedValues(
             *values,
             native_enum=False,
             create_constraint=True,

@@ -140,6 +140,15 @@ def find_due(
     )
 
 
+def merge_due(parts: Sequence[DueRows], limit: int) -> DueRows:
+    """Searches of some apps each (`find_due` of one store) as the one search of them all:
+    longest-due first, at most `limit`; more when any had more, or together they do."""
+    ordered = sorted((due for part in parts for due in part.due), key=_order)
+    passed = sorted((due for part in parts for due in part.passed_by), key=_order)
+    more = any(part.more for part in parts) or len(ordered) > limit
+    return DueRows(tuple(ordered[:limit]), tuple(passed), more)
+
+
 def _order(due: Due) -> tuple[Any, ...]:
     """Longest-due first; ties in a stable order."""
     return (due.moment, due.rule.app, due.rule.table, due.rule.number, str(due.key))

@@ -155,6 +155,15 @@ def find_due_holds(
     return DueHolds(tuple(due[:limit]), tuple(passed), more or len(due) > limit, redated)
 
 
+def merge_holds(parts: Sequence[DueHolds], limit: int) -> DueHolds:
+    """Searches of some apps' holds each as the one search of them all (`merge_due`'s rule)."""
+    ordered = sorted((hold for part in parts for hold in part.due), key=_hold_order)
+    passed = sorted((hold for part in parts for hold in part.passed_by), key=_hold_order)
+    more = any(part.more for part in parts) or len(ordered) > limit
+    redated = tuple(found for part in parts for found in part.redated)
+    return DueHolds(tuple(ordered[:limit]), tuple(passed), more, redated)
+
+
 def _held_records(conn: Connection, app: str, table: str, keys: list[str]) -> list[PostingRecord]:
     """The held posting records of some rows of a table."""
     query = sa.select(postings).where(

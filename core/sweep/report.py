@@ -16,6 +16,7 @@ from core.store.set_aside import (
     refusal_words,
 )
 from core.sweep.due import Due
+from core.sweep.faults import AppBoundaries, AppFault
 
 
 class SweepOutcome(StrEnum):
@@ -83,6 +84,9 @@ class SweepReport:
     """The earliest moment after `at` something may fall due (`core.sweep.next_due`: a lower
     bound, the tick's hint); None when nothing waits or the search did not finish."""
     fallout: Fallout = field(default_factory=Fallout)
+    faults: tuple[AppFault, ...] = ()
+    """The apps of the connection that faulted this minute (`core.sweep.faults`): each was
+    left alone from its fault on, the others swept."""
 
     def refused(self) -> dict[str, int]:
         """How many rows each refusal code set aside."""
@@ -108,6 +112,8 @@ class SweepReport:
             "given_back": len(self.given_back),
             "holds_set_aside": len(self.holds_refused),
             "holds_busy": len(self.holds_busy),
+            # Only when an app faulted: a database not yet upgraded still takes the rest.
+            **({"faults": {f.app: f.record() for f in self.faults}} if self.faults else {}),
         }
 
 
@@ -132,6 +138,11 @@ class SweepRun:
     reminders: int = 0
     next_due: datetime | None = None
     fallout: Fallout = field(default_factory=Fallout)
+    apps: AppBoundaries = field(init=False)
+    """The boundary each app of the connection is swept in, and the apps that faulted."""
+
+    def __post_init__(self) -> None:
+        self.apps = AppBoundaries(self.connection)
 
     def report(self, outcome: SweepOutcome, error: str | None = None) -> SweepReport:
         took = (self.clock() - self.started) * 1000.0
@@ -152,6 +163,8 @@ class SweepRun:
             tuple(self.holds_refused),
             tuple(self.holds_busy),
             self.reminders,
-            next_due=self.next_due,
+            # An app that faulted may have rows due: nothing is known past now.
+            next_due=self.now if self.apps.faults else self.next_due,
             fallout=replace(self.fallout, held=dict(self.fallout.held)),
+            faults=tuple(self.apps.faults.values()),
         )

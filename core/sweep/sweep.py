@@ -19,7 +19,6 @@ from weakref import WeakKeyDictionary
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.ledgers.give_back import redate_hold, try_give_back
 from core.ledgers.holds import holding_tables
 from core.outbox.reminders import queue_reminders
 from core.store.set_aside import (
@@ -31,10 +30,11 @@ from core.store.set_aside import (
     sets_aside,
 )
 from core.store.store import Store, collect_tables
-from core.sweep.due import Due, find_due
-from core.sweep.due_holds import find_due_holds
+from core.sweep.due import Due, DueRows, find_due, merge_due
 from core.sweep.due_streams import Beside, timed_rules
+from core.sweep.faults import adminium_missing, first_line
 from core.sweep.fence import LEASE, Fence, autocommit
+from core.sweep.give_backs import give_back_holds
 from core.sweep.minute_work import has_minute_work
 from core.sweep.moves import forget_left_from, try_timed_move
 from core.sweep.next_due import next_due_read, read_next_due
@@ -93,14 +93,16 @@ def sweep_connection(
                 else:
                     aside = opened is None or opened.set_aside
                     outcome = _run(run, conn, stores, fence, limit, deadline, on_moved, aside)
-                    report = run.report(outcome)
+                    stopped = _every_app_stopped(run, stores)
+                    report = run.report(SweepOutcome.stopped if stopped else outcome, stopped)
                     if opened is not None:
                         closed = _close(conn, fence, report, opened.record_id)
             finally:
                 _let_go(fence, conn)
     except sa.exc.DBAPIError as error:
-        # The database went away: the minute stops; what was recorded so far stays.
-        message = _first_line(error)
+        # The database went away (or lacks Adminium's own tables): the minute stops; what
+        # was recorded so far stays.
+        message = adminium_missing(connection, error) or first_line(error)
         log.error("sweep of connection %s stopped: %s", connection, message)
         report = run.report(SweepOutcome.stopped, message)
     if not dry_run and not closed:
@@ -109,11 +111,22 @@ def sweep_connection(
     return report
 
 
+def _every_app_stopped(run: SweepRun, stores: Sequence[Store]) -> str | None:
+    """When every app faulted, the minute's error: it stopped (the first app's sentence)."""
+    faults = run.apps.faults
+    if not stores or run.apps.healthy(stores):
+        return None
+    first = next(iter(faults.values()))
+    return f"every app stopped this minute; {first.app}: {first.error}"
+
+
 def _log_report(report: SweepReport) -> None:
-    """The minute's one line in the log: how it ended and what it did."""
+    """The minute's one line in the log: how it ended and what it did (and which apps
+    stopped, when one did)."""
+    stopped = ", ".join(f.app for f in report.faults)
     log.info(
         "sweep of connection %s: %s, gave back %s, moved %s, set aside %s, conflicts %s,"
-        " left %s, %.1f ms",
+        " left %s, %.1f ms%s",
         report.connection,
         report.outcome.value,
         len(report.given_back),
@@ -122,6 +135,7 @@ def _log_report(report: SweepReport) -> None:
         len(report.conflicts),
         len(report.left),
         report.took_ms,
+        f", apps stopped {len(report.faults)} ({stopped})" if stopped else "",
     )
 
 
@@ -135,7 +149,7 @@ def _close(conn: Connection, fence: Fence, report: SweepReport, opened: int) -> 
         log.info(
             "sweep record of connection %s not closed with its fence: %s",
             fence.connection,
-            _first_line(error),
+            first_line(error),
         )
         return False
     return True
@@ -168,42 +182,55 @@ def _run(
     aside: bool = True,
 ) -> SweepOutcome:
     """Find the due rows and move them on `conn`, within the deadline and while the fence
-    holds (its lease renewed each `FENCE_CHECK` seconds). `aside` False: the apps had no
-    rows set aside as the sweep took its fence (their records are not read)."""
+    holds (its lease renewed each `FENCE_CHECK` seconds), each app in its own boundary
+    (`core.sweep.faults`: an app's fault leaves the others sweeping). `aside` False: the
+    apps had no rows set aside as the sweep took its fence (their records are not read)."""
+    apps, names = run.apps, [s.app.name for s in stores]
     # One connection for the whole minute: each move is its own transaction on it, so
     # the pool (and its pre-ping) is visited once a minute, not once a move. Its reads
     # are autocommitted, each its own statement: no BEGIN and ROLLBACK round trips, and
     # under READ COMMITTED each statement reads its own snapshot inside a transaction too.
     with autocommit(conn):
-        records = read_set_aside(conn, [s.app.name for s in stores]) if aside else {}
+        records = read_set_aside(conn, names) if aside else {}
         # Only what the search reads: the rest is read once a row is due (`_all_tables`).
-        tables: dict[str, Tables] = {
-            s.app.name: s.read_clock_tables(conn, _search_tables(s)) for s in stores
-        }
+        tables: dict[str, Tables] = {}
+        for store in stores:
+            with apps.guard(conn, store, "reading its settings"):
+                tables[store.app.name] = store.read_clock_tables(conn, _search_tables(store))
     if not run.dry_run:
         if records:
-            forget_left_from(conn, stores, records)
+            forgetting = "forgetting the rows that left their state"
+            apps.together(conn, stores, forgetting, lambda s: forget_left_from(conn, s, records))
             with autocommit(conn):
-                records = read_set_aside(conn, [s.app.name for s in stores])
-        limit -= _give_back_holds(run, conn, stores, records, tables, limit, on_moved)
-        run.reminders = queue_reminders(conn, stores, run.now)
+                records = read_set_aside(conn, names)
+        limit -= give_back_holds(run, conn, stores, records, tables, limit, on_moved)
+        queuing = apps.together(conn, stores, "queuing reminders", _reminders(conn, run.now))
+        run.reminders = sum(queuing)
     conn.rollback()  # nothing is sent unless a transaction is open
     if limit <= 0:
         return SweepOutcome.more
-    # The next due moment read beside the due rows, in the same statement.
-    hint = next_due_read(stores, run.now, tables)
-    beside = Beside(hint.columns) if hint.needs_read else None
-    with autocommit(conn):
-        found = find_due(
-            conn, stores, now=run.now, limit=limit, records=records, tables=tables, beside=beside
-        )
-        run.next_due = run.now if found.more else read_next_due(conn, hint, beside)
+    found = _search(run, conn, stores, tables, records, limit)
     run.passed_by = found.passed_by
     if run.dry_run:
         run.left = found.due
         return SweepOutcome.more if found.more else SweepOutcome.done
     if found.due:
-        _all_tables(conn, stores, tables)
+        _all_tables(run, conn, stores, tables)
+    return _move_all(run, conn, found, fence, deadline, on_moved, tables)
+
+
+def _move_all(
+    run: SweepRun,
+    conn: Connection,
+    found: DueRows,
+    fence: Fence,
+    deadline: float,
+    on_moved: Callable[[WriteResult], None] | None,
+    tables: Mapping[str, Tables],
+) -> SweepOutcome:
+    """Move the due rows, longest-due first, within the deadline and while the fence holds;
+    a row of an app that faulted is left for the next minute (counted on its fault)."""
+    apps = run.apps
     checked = run.clock()
     for index, due in enumerate(found.due):
         if run.clock() - run.started > deadline:
@@ -214,9 +241,47 @@ def _run(
                 run.left = found.due[index:]
                 return SweepOutcome.fence_lost
             checked = run.clock()
-        held = conn if due.rule.store.engine is conn.engine else None
-        _move(run, due, on_moved, tables[due.rule.store.app.name], held)
+        store = due.rule.store
+        if store.app.name not in apps.faults:
+            held = conn if store.engine is conn.engine else None
+            with apps.guard(conn, store, "moving its due rows"):
+                _move(run, due, on_moved, tables[store.app.name], held)
+        if store.app.name in apps.faults:
+            apps.left_behind(store.app.name)
     return SweepOutcome.more if found.more else SweepOutcome.done
+
+
+def _reminders(conn: Connection, now: datetime) -> Callable[[Sequence[Store]], int]:
+    """Queue the reminders due of some stores, in one transaction; how many."""
+    return lambda some: queue_reminders(conn, some, now)
+
+
+def _search(
+    run: SweepRun,
+    conn: Connection,
+    stores: Sequence[Store],
+    tables: Mapping[str, Tables],
+    records: dict[RecordKey, SetAside],
+    limit: int,
+) -> DueRows:
+    """The due rows of the apps that have not faulted, and (on the run) the next due moment,
+    read beside them in the same statement; the apps together first, each alone when that
+    fails (`AppBoundaries.together`)."""
+
+    def search(some: Sequence[Store]) -> tuple[DueRows, datetime | None]:
+        hint = next_due_read(some, run.now, tables)
+        beside = Beside(hint.columns) if hint.needs_read else None
+        with autocommit(conn):
+            found = find_due(
+                conn, some, now=run.now, limit=limit, records=records, tables=tables, beside=beside
+            )
+            return found, (run.now if found.more else read_next_due(conn, hint, beside))
+
+    parts = run.apps.together(conn, stores, "finding its due rows", search)
+    found = merge_due([due for due, _ in parts], limit)
+    hints = [hint for _, hint in parts if hint is not None]
+    run.next_due = run.now if found.more else min(hints, default=None)
+    return found
 
 
 _SEARCH_TABLES: WeakKeyDictionary[Store, frozenset[str] | None] = WeakKeyDictionary()
@@ -236,15 +301,18 @@ def _search_tables(store: Store) -> set[str] | None:
     return None if wanted is None else set(wanted)
 
 
-def _all_tables(conn: Connection, stores: Sequence[Store], tables: dict[str, Tables]) -> None:
+def _all_tables(
+    run: SweepRun, conn: Connection, stores: Sequence[Store], tables: dict[str, Tables]
+) -> None:
     """Read the settings and hours tables the search did not (the moves' conditions and
-    stamps read them), so that each move is given every one."""
+    stamps read them), so that each move is given every one; each app in its boundary."""
     with autocommit(conn):
-        for store in stores:
+        for store in run.apps.healthy(stores):
             given = tables[store.app.name]
             missing = store.clock_tables() - set(given)
             if missing:
-                tables[store.app.name] = {**given, **store.read_clock_tables(conn, missing)}
+                with run.apps.guard(conn, store, "reading its settings"):
+                    tables[store.app.name] = {**given, **store.read_clock_tables(conn, missing)}
 
 
 def _move(
@@ -295,61 +363,6 @@ def _move(
         )
 
 
-def _give_back_holds(
-    run: SweepRun,
-    conn: Connection,
-    stores: Sequence[Store],
-    records: Mapping[RecordKey, SetAside],
-    tables: Mapping[str, Tables],
-    limit: int,
-    on_moved: Callable[[WriteResult], None] | None,
-) -> int:
-    """A hold that nobody finishes: first, the holds whose heldUntil has passed are given
-    back, longest-due first, each in its own transaction; a give-back refused (the ledger's
-    cap) is set aside for an hour, one another writer holds is tried next minute. How many
-    of the minute's `limit` they took."""
-    with autocommit(conn):
-        found = find_due_holds(
-            conn, stores, now=run.now, limit=max(limit, 0), records=records, tables=tables
-        )
-    for store, stale, until in found.redated:
-        # Its row was re-dated past now by a writer that left the record as it was.
-        held = conn if store.engine is conn.engine else None
-        with store.transaction(held) as kept:
-            redate_hold(kept, store, stale, until, run.now)
-    tried = 0
-    for due in found.due:
-        store, record, aside = due.store, due.record, due.aside
-        if tried >= limit:
-            break
-        tried += 1
-        held = conn if store.engine is conn.engine else None
-        attempt = try_give_back(
-            store,
-            record,
-            due.moment,
-            connection=run.connection,
-            now=run.now,
-            conn=held,
-            tables=tables[store.app.name],
-            aside=aside is not None,
-        )
-        if attempt.refused is not None:
-            if sets_aside(attempt.refused):
-                run.holds_refused.append((record, attempt.refused.code))
-            else:
-                run.holds_busy.append(record)
-            continue
-        given = attempt.given
-        if given is None:
-            continue
-        run.given_back.append(given)
-        if on_moved is not None:
-            key = record.key if given.row is None else given.events[0].key
-            on_moved(WriteResult(record.table, key, given.row or {}, given.events))
-    return tried
-
-
 def _record(engine: sa.Engine, report: SweepReport, opened: int | None = None) -> None:
     """Write the minute's record (close the one `opened` as it started); a database that
     went away keeps none."""
@@ -363,11 +376,5 @@ def _record(engine: sa.Engine, report: SweepReport, opened: int | None = None) -
                 close_sweep(conn, opened, report.record())
     except sa.exc.DBAPIError as error:
         log.error(
-            "sweep record of connection %s not kept: %s", report.connection, _first_line(error)
+            "sweep record of connection %s not kept: %s", report.connection, first_line(error)
         )
-
-
-def _first_line(error: sa.exc.DBAPIError) -> str:
-    """What the database said, without the SQL."""
-    text = str(error.orig or error).strip()
-    return text.splitlines()[0] if text else type(error).__name__

@@ -18,8 +18,9 @@ from flask import request
 from sqlalchemy.exc import DBAPIError
 
 from core.store.store import Store
+from core.sweep.faults import fault_words, is_connections
 from core.sweep.health import SweepHealth, read_health
-from core.sweep.pending import PENDING_HORIZON, pending_moves
+from core.sweep.pending import PENDING_HORIZON, Pending, pending_moves
 from core.time.words import span_words
 from services.apps import swept_stores
 from services.models import Connection
@@ -127,6 +128,23 @@ class ClockFigures:
     health: SweepHealth
     next_due: datetime | None
     state: ClockState = RUNNING
+    unread: tuple[tuple[str, str], ...] = ()
+    """(app, sentence) of each app whose pending moves could not be read (its tables
+    disagree with its manifest): the next due moment is the other apps'."""
+
+    @property
+    def faults(self) -> list[tuple[str, str]]:
+        """Each app that faulted, with its sentence: the last sweep's record first (what
+        it was doing), then those the card could not read itself."""
+        recorded = (self.health.last or {}).get("faults") or {}
+        found = [
+            (app, f"stopped this minute while {fault['during']}: {fault['error']}")
+            for app, fault in recorded.items()
+        ]
+        found += [
+            (app, f"cannot be read: {words}") for app, words in self.unread if app not in recorded
+        ]
+        return found
 
 
 def stall_of(connection: Connection) -> int | None:
@@ -150,6 +168,28 @@ def clock_figures(stores: list[Store], connection: Connection, now: datetime) ->
         health = read_health(conn, connection.name, now)
     if connection.paused:
         health = SweepHealth(health.last, health.moved_last_hour, None)
-    coming = pending_moves(stores, by=now + PENDING_HORIZON, now=now, limit=NEXT_DUE_LOOK)
-    next_due = next((p.moment for p in coming if not p.set_aside), None)
-    return ClockFigures(health, next_due, state_of(connection, health))
+    coming, unread = _coming(stores, now)
+    next_due = min((p.moment for p in coming if not p.set_aside), default=None)
+    return ClockFigures(health, next_due, state_of(connection, health), tuple(unread))
+
+
+def _coming(stores: list[Store], now: datetime) -> tuple[list[Pending], list[tuple[str, str]]]:
+    """The next pending moves of the stores, read together; when that fails with an app's
+    error, each app alone, so that one app's drifted table leaves the others' next move in
+    view: the moves read, and (app, sentence) of each app that could not be read."""
+    by = now + PENDING_HORIZON
+    try:
+        return pending_moves(stores, by=by, now=now, limit=NEXT_DUE_LOOK), []
+    except (DBAPIError, LookupError) as error:
+        if is_connections(error):
+            raise
+    coming: list[Pending] = []
+    unread: list[tuple[str, str]] = []
+    for store in stores:
+        try:
+            coming += pending_moves([store], by=by, now=now, limit=NEXT_DUE_LOOK)
+        except (DBAPIError, LookupError) as error:
+            if is_connections(error):
+                raise
+            unread.append((store.app.name, fault_words(error)))
+    return coming, unread

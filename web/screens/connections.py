@@ -10,6 +10,7 @@ from flask import render_template
 from sqlalchemy.exc import DBAPIError
 from werkzeug.wrappers import Response
 
+from core.sweep.faults import adminium_missing
 from core.sweep.hold_reads import set_aside_count
 from services.apps import app_store
 from services.connections import set_paused
@@ -52,6 +53,8 @@ class ConnectionView:
     """Minute sweeps that never ran (dropped): how many, the latest and why."""
     turned_away: TurnedAway | None = None
     """Minute sweeps the fence turned away: how many, the latest, who held it since when."""
+    missing: bool = False
+    """The trouble is that the database lacks Adminium's own tables (said as a sentence)."""
 
     @property
     def dom_id(self) -> str:
@@ -76,8 +79,13 @@ def read_connection(
         figures = clock_figures(stores, connection, clock()) if stores else None
         aside = set_aside_count(stores) if stores else 0
     except DBAPIError as error:
-        log.warning("connection %s: its database did not answer", connection.name)
-        return ConnectionView(connection, apps, None, None, may_pause, first_line(error), removable)
+        missing = adminium_missing(connection.name, error)
+        if missing is None:
+            log.warning("connection %s: its database did not answer", connection.name)
+        trouble = missing or first_line(error)
+        return ConnectionView(
+            connection, apps, None, None, may_pause, trouble, removable, missing=missing is not None
+        )
     dropped = missed(publisher().client, connection.name)
     fenced = turned_away(publisher().client, connection.name)
     return ConnectionView(

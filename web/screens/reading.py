@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from core.basics.errors import echo
 from core.basics.values import text_fault
 from core.manifest.board_rules import card_spec
+from core.manifest.lookup import state_names
 from core.manifest.model import Column, MoveSpec, Table
 from core.store.schema import audit
 from core.store.store import Row, Store
@@ -55,15 +56,30 @@ class Card:
 
 @dataclass(frozen=True)
 class Board:
-    """A table's cards grouped by state, in the order the manifest lists the states."""
+    """A table's cards grouped by state, in the order the manifest lists the states; a
+    state rows hold that the board has no column for gets a column of its own after them."""
 
     table: str
     states: tuple[str, ...]
     columns: dict[str, list[Card]] = field(default_factory=dict)
+    known: frozenset[str] = frozenset()
+    """Every state the manifest names (`known_states`)."""
 
     def count(self, state: str) -> int:
         """How many cards a column holds."""
         return len(self.columns.get(state, []))
+
+    @property
+    def others(self) -> tuple[str, ...]:
+        """The states rows hold that no column of the manifest's flow shows: a value the
+        manifest does not list (the venue's own software wrote it, or a replace renamed
+        it), or one its enum lists that no move reaches; by name."""
+        held = (s for s, cards in self.columns.items() if cards and s not in self.states)
+        return tuple(sorted(held, key=lambda s: (s is None, str(s))))
+
+    def listed(self, state: str | None) -> bool:
+        """Whether the manifest names this state."""
+        return state in self.known
 
 
 def states_of(spec: Table) -> tuple[str, ...]:
@@ -83,6 +99,13 @@ def states_of(spec: Table) -> tuple[str, ...]:
             if name not in found:
                 found.append(name)
     return (*(s for s in found if moves.get(s)), *(s for s in found if not moves.get(s)))
+
+
+def known_states(spec: Table) -> frozenset[str]:
+    """Every state a table's manifest names: its flow's and its enum state column's values.
+    A row holding any other is shown as it is, said to be not in the manifest, and offered
+    no move."""
+    return frozenset((*states_of(spec), *state_names(spec)))
 
 
 def due_order(card: Card) -> str:
@@ -149,7 +172,7 @@ def read_board(store: Store, table: str, q: str = "", state: str = "") -> Board:
     if state:
         query = query.where(t.c[spec.states.column] == state)
     states = states_of(spec)
-    board = Board(table, states, {s: [] for s in states})
+    board = Board(table, states, {s: [] for s in states}, known_states(spec))
     with store.engine.connect() as conn:
         tables = store.read_clock_tables(conn)
         for row in conn.execute(query).mappings():
@@ -202,6 +225,8 @@ class RowView:
     row: Row
     moves: tuple[MoveSpec, ...]
     history: tuple[dict[str, Any], ...]
+    listed: bool = True
+    """Whether the manifest names the row's state (False: no move leaves it here)."""
 
     @property
     def dom_id(self) -> str:
@@ -242,7 +267,8 @@ def read_row_view(store: Store, table: str, key: Any, roles: frozenset[str]) -> 
             .limit(AUDIT_LIMIT)
         ).mappings()
         entries = tuple(dict(e) for e in history)
-    return RowView(card, row, open_moves(spec, card.state, roles), entries)
+    listed = spec.states is None or card.state in known_states(spec)
+    return RowView(card, row, open_moves(spec, card.state, roles), entries, listed)
 
 
 def editable_columns(spec: Table) -> Sequence[Column]:
