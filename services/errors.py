@@ -21,6 +21,14 @@ class NotFound(ControlPlaneError):
     status = 404
 
 
+class OtherAppsTables(ControlPlaneError):
+    """A change that would read or touch tables another app of the connection keeps (or
+    another schema than the app's own): refused before anything is read."""
+
+    code = "FORBIDDEN"
+    status = 403
+
+
 class AlreadyExists(ControlPlaneError):
     """A connection, app or user of that name is already there."""
 

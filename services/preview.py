@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from core.basics.errors import AdminiumError
 from core.basics.values import checked_value
+from core.manifest.model import App as AppModel
 from core.manifest.model import load_app
 from core.preview.changes import Side
 from core.preview.preview import HORIZON, Preview, compare
@@ -32,7 +33,7 @@ from core.store.store import Row, Store
 from core.time.moments import Tables
 from services.apps import app_store, refuse_failed_check, table_owner
 from services.connections import get_connection
-from services.errors import DatabaseRefused, InvalidValue, first_line
+from services.errors import DatabaseRefused, InvalidValue, OtherAppsTables, first_line
 from services.models import Connection
 from services.storage import connection_engine
 
@@ -90,12 +91,45 @@ def preview_manifest(
     """What replacing (or adding) the app the manifest names would change at `now`."""
     connection = get_connection(session, connection_name)
     refuse_failed_check(manifest)
-    stores = {app.name: app_store(app) for app in connection.apps}
     model = load_app(manifest)
+    refuse_other_tables(connection, model)
+    stores = {app.name: app_store(app) for app in connection.apps}
     current = stores.get(model.name)
     engine = current.engine if current else _engine(connection)
     proposed = Store(engine, model, ZoneInfo(connection.zone_name), connection=connection.name)
     return _run(connection_name, engine, {model.name: (current, proposed)}, {}, now, horizon)
+
+
+def refuse_other_tables(connection: Connection, model: AppModel) -> None:
+    """A manifest previewed reads only its own app's tables: the saved app's schema, and in
+    it the tables the app has or new ones no other app of the connection keeps. Anything
+    else is refused before a row is read (a preview lists the rows its rules would move)."""
+    saved = next((a.model for a in connection.apps if a.name == model.name), None)
+    schema = model.schema_name
+    if saved is not None and schema != saved.schema_name:
+        raise OtherAppsTables(
+            f"app {model.name!r} keeps its tables in schema {saved.schema_name!r}: a preview"
+            f" of it reads that schema, not {schema!r}",
+            {"app": model.name, "schema": schema},
+        )
+    own = set(saved.tables) if saved is not None else set()
+    kept = {
+        table: other.name
+        for other in connection.apps
+        if other.name != model.name and other.model.schema_name == schema
+        for table in other.model.tables
+    }
+    foreign = sorted(t for t in model.tables if t not in own and t in kept)
+    if foreign:
+        names = ", ".join(f"{schema}.{t}" for t in foreign)
+        owners = sorted({kept[t] for t in foreign})
+        whose = " and ".join(repr(o) for o in owners)
+        raise OtherAppsTables(
+            f"{names} {'is' if len(foreign) == 1 else 'are'} app {whose}'s"
+            f" {'table' if len(foreign) == 1 else 'tables'}: a preview of app {model.name!r}"
+            " reads only its own tables",
+            {"app": model.name, "schema": schema, "tables": foreign},
+        )
 
 
 def preview_values(

@@ -260,3 +260,74 @@ def test_a_manifest_preview_is_a_managers_and_refused_as_the_console_refuses(
         f"  {r['where']}: {r['sentence']}" for r in error["details"]["refusals"]
     ]
     assert managed.saved() == WITH_MANAGER
+
+
+# --- a preview reads only its own app's tables ----------------------------------------
+
+
+def spying_manifest(schema: str = "tickets", name: str = "diner") -> dict[str, Any]:
+    """A manifest of `name` that reads the tickets app's ticket holders, keyed by address,
+    with a timed move every ticket is due for at the preview's `at`."""
+    return {
+        "name": name,
+        "schema": schema,
+        "tables": {
+            "tickets": {
+                "key": "holder_email",
+                "columns": [
+                    {"ref": "holder_email", "type": "text"},
+                    {"ref": "valid_to", "type": "timestamptz"},
+                    {"ref": "status", "type": "text"},
+                ],
+                "states": {
+                    "column": "status",
+                    "initial": "valid",
+                    "moves": {"valid": ["used"]},
+                    "timed": [{"from": "valid", "to": "used", "at": {"column": "valid_to"}}],
+                },
+            }
+        },
+    }
+
+
+def test_a_manifest_preview_never_reads_another_app_s_tables(
+    managed: Managed, tmp_path: Path
+) -> None:
+    diner = managed.diner
+    now = datetime.now(UTC)
+    times = {"doors_at": now, "starts_at": now, "ends_at": now}
+    event = diner.insert("events", schema="tickets", name="Gig", venue="Hall", **times)
+    diner.sql(
+        "INSERT INTO tickets.tickets (event_id, holder_name, holder_email, price, valid_to,"
+        " status) VALUES (:event, 'Ada', 'ada@private.example', 10, now(), 'valid')",
+        event=event,
+    )
+    ahead = "2036-10-23T20:30:00+00:00"  # ten years on: every ticket is due
+    # The manager of the diner alone (no role in tickets) names the tickets app's schema.
+    answer = managed.post("manager", {"manifest": spying_manifest(), "at": ahead})
+    assert answer.status_code == 403, answer.json
+    error = answer.json["error"]
+    assert error["code"] == "FORBIDDEN"
+    assert error["message"] == (
+        "app 'diner' keeps its tables in schema 'diner': a preview of it reads that schema,"
+        " not 'tickets'"
+    )
+    assert "ada@private.example" not in answer.text
+    # A schema no app keeps is refused the same, before anything is read (no 502).
+    nowhere = managed.post("manager", {"manifest": spying_manifest("nowhere"), "at": ahead})
+    assert (nowhere.status_code, nowhere.json["error"]["code"]) == (403, "FORBIDDEN")
+    # The console refuses the same manifest with the same sentence, and a new app's
+    # preview that names another app's tables.
+    file = tmp_path / "spy.json"
+    for manifest, sentence in (
+        (spying_manifest(), error["message"]),
+        (
+            spying_manifest(name="spy"),
+            "tickets.tickets is app 'tickets''s table: a preview of app 'spy' reads only"
+            " its own tables",
+        ),
+    ):
+        file.write_text(json.dumps(manifest))
+        printed = managed.console("app", "add", "diner", str(file), "--preview", "--at", ahead)
+        assert printed.exit_code == 1
+        assert printed.output == f"Error: {sentence}\n"

@@ -72,7 +72,8 @@ def _preview_answers() -> dict[str, Any]:
         "the check refuses (MANIFEST_REFUSED, `details.refusals`)."
     )
     answers["403"]["description"] = (
-        "No role in the app (FORBIDDEN); a manifest sent by a user who is no manager of it."
+        "No role in the app (FORBIDDEN); a manifest sent by a user who is no manager of it, "
+        "or one naming another schema than the app's or a table another app keeps."
     )
     answers["502"]["description"] = (
         _WHEN[502] + " A manifest whose new columns are not made yet cannot be read ahead."
