@@ -256,6 +256,34 @@ def user_token(email: str) -> None:
         click.echo(f"API token (shown once, keep it): {token}")
 
 
+@user_group.command("unlock")
+@click.argument("email")
+def user_unlock(email: str) -> None:
+    """Let an email sign in again at once from the addresses its wrong passwords throttled."""
+    import redis
+
+    from adminium.embedded import start_redis
+    from services import redis_client
+    from services.sign_in_limits import unlock
+
+    database_url = control_plane_url()
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not redis_url:
+        embedded = Embedded()
+        click.get_current_context().call_on_close(embedded.stop)
+        redis_url = start_redis(instance_folder() / "redis.db", embedded)
+    try:
+        cleared = unlock(redis_client.connect(redis_url), database_url, email)
+    except redis.RedisError as error:
+        raise click.ClickException(f"Redis does not answer: {error}") from None
+    shown = email.strip().lower()
+    if not cleared:
+        click.echo(f"nothing to unlock: no refused sign-ins of {shown} are counted")
+        return
+    addresses = "1 address" if cleared == 1 else f"{cleared} addresses"
+    click.echo(f"sign-in of {shown} unlocked ({addresses} cleared)")
+
+
 # --- import ---------------------------------------------------------------------
 
 

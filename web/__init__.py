@@ -8,6 +8,7 @@ import secrets
 from typing import Any
 
 from flask import Flask, current_app, send_from_directory
+from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.wrappers import Response
 
 from services import models
@@ -43,9 +44,15 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         REDIS_URL=os.environ.get("REDIS_URL", ""),
         # A body over 1 MiB is refused unread: 413 REQUEST_TOO_LARGE.
         MAX_CONTENT_LENGTH=1024 * 1024,
+        # Proxies trusted in front of the web (ADMINIUM_PROXY_HOPS): the address a sign-in
+        # is counted for is then the person's, not the proxy's.
+        PROXY_HOPS=int(os.environ.get("ADMINIUM_PROXY_HOPS") or 0),
     )
     if test_config:
         app.config.from_mapping(test_config)
+    hops = int(app.config["PROXY_HOPS"])
+    if hops > 0:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
 
     models.init_app(app)
     context.init_app(app)

@@ -1,6 +1,10 @@
-"""Sign-in throttling (Flask-Limiter): wrong passwords counted per account and per address.
+"""Sign-in throttling (Flask-Limiter): wrong passwords counted per account *from* an address,
+and per address.
 
-Only refused sign-ins count, so people who type their password right are never slowed.
+Only refused sign-ins count, so people who type their password right are never slowed. An
+account is throttled only for the address its wrong passwords came from: a stranger who
+types a manager's email ten times locks out the stranger, never the manager signing in from
+elsewhere. An IPv6 address counts by its /64 (what one household or server is handed).
 The counts live in the Redis the product already runs (REDIS_URL), shared by every web
 process; without REDIS_URL, or while Redis is away, in this process's memory. Each app
 has its own Limiter (Flask-Limiter keeps one app's storage per instance) and its own key
@@ -9,7 +13,7 @@ prefix, so two control planes on one Redis do not share counts.
 
 from __future__ import annotations
 
-import hashlib
+import ipaddress
 import logging
 import math
 import time
@@ -20,11 +24,12 @@ from flask_limiter.errors import RateLimitExceeded
 from werkzeug.wrappers import Response
 
 from services import redis_client
+from services.sign_in_limits import account_counter, key_prefix
 
 log = logging.getLogger(__name__)
 
 ACCOUNT_LIMIT = "10 per 15 minutes"
-"""Refused sign-ins one email may have, from anywhere, before it is throttled."""
+"""Refused sign-ins one email may have from one address before it is throttled there."""
 ADDRESS_LIMIT = "30 per 15 minutes"
 """Refused sign-ins one address may have, for any emails, before it is throttled."""
 REFUSED = 401
@@ -34,13 +39,29 @@ _EXTENSION = "adminium.limiter"
 
 
 def account_key() -> str:
-    """The email a sign-in names, as the users table keeps it."""
-    return "account:" + request.form.get("email", "").strip().lower()
+    """The email a sign-in names, as the users table keeps it, and the address it comes from
+    (`services.sign_in_limits` clears an email's counts by this shape)."""
+    email = request.form.get("email", "").strip().lower()
+    return account_counter(email, _address())
 
 
 def address_key() -> str:
     """The address a sign-in comes from."""
-    return f"address:{request.remote_addr or ''}"
+    return f"address:{_address()}"
+
+
+def _address() -> str:
+    """The request's address; an IPv6 one as its /64 (one network, however many hosts)."""
+    text = request.remote_addr or ""
+    try:
+        found = ipaddress.ip_address(text)
+    except ValueError:
+        return text
+    if isinstance(found, ipaddress.IPv6Address):
+        if found.ipv4_mapped is not None:
+            return str(found.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{found}/64", strict=False))
+    return str(found)
 
 
 def _refused(response: Response) -> bool:
@@ -50,13 +71,12 @@ def _refused(response: Response) -> bool:
 
 def init_app(app: Flask, endpoint: str = "auth.sign_in") -> None:
     """Throttle the sign-in form's refused posts; answer a throttled one with a 429 page."""
-    prefix = hashlib.sha256(app.config.get("DATABASE_URL", "").encode()).hexdigest()[:12]
     # Flask-Limiter's name for the product's Redis: one server, a socket, or the sentinels
     # (`limits` follows their primary through a failover), from the client's one home.
     uri, options = redis_client.limiter_storage(app.config.get("REDIS_URL", ""))
     app.config.setdefault("RATELIMIT_STORAGE_URI", uri)
     app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", options)
-    app.config.setdefault("RATELIMIT_KEY_PREFIX", f"adminium-signin-{prefix}")
+    app.config.setdefault("RATELIMIT_KEY_PREFIX", key_prefix(app.config.get("DATABASE_URL", "")))
     # A Redis outage must not stop sign-in: count in memory meanwhile.
     app.config.setdefault("RATELIMIT_SWALLOW_ERRORS", True)
     app.config.setdefault("RATELIMIT_IN_MEMORY_FALLBACK_ENABLED", True)

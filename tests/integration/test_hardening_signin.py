@@ -7,13 +7,17 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from flask.testing import FlaskClient
 
+from adminium.cli import main
 from services import users
 from services.models import db
 from services.users import add_user, user_by_password
 from tests.integration.api_fixtures import Site
 from tests.integration.screens_fixtures import PASSWORD, csrf_of
+from web import create_app
+from web.live import stop_hub
 
 pytestmark = pytest.mark.integration
 FOREIGN_TARGETS = {
@@ -86,17 +90,85 @@ def test_sign_in_keeps_a_path_on_this_site(screens_site: Site, target: str) -> N
 # --- 3. throttling and timing -----------------------------------------------------------
 
 
-def test_guessing_one_account_from_many_addresses_is_throttled(screens_site: Site) -> None:
+def test_guessing_one_account_throttles_the_guesser_not_the_account(screens_site: Site) -> None:
     new_user(screens_site, "guessed@venue.test")
     client = screens_site.app.test_client()
-    for attempt in range(10):
-        wrong = sign_in_form(client, "guessed@venue.test", "wrong", address=f"10.3.0.{attempt}")
+    for _ in range(10):
+        wrong = sign_in_form(client, "guessed@venue.test", "wrong", address="10.3.0.1")
         assert wrong.status_code == 401
-    # The right password, from yet another address: the account is throttled.
-    answer = sign_in_form(client, "Guessed@venue.test ", PASSWORD, address="10.3.1.1")
+    # The guesser's address is throttled for that account, even with the right password.
+    answer = sign_in_form(client, "Guessed@venue.test ", PASSWORD, address="10.3.0.1")
     assert answer.status_code == 429
     assert "Too many sign-in attempts" in answer.text
     assert int(answer.headers["Retry-After"]) > 0
+    # The account's owner, from anywhere else, signs in.
+    owner = screens_site.app.test_client()
+    assert (
+        sign_in_form(owner, "guessed@venue.test", PASSWORD, address="10.3.1.1").status_code == 302
+    )
+
+
+def test_one_ipv6_network_counts_as_one_address(screens_site: Site) -> None:
+    new_user(screens_site, "v6@venue.test")
+    client = screens_site.app.test_client()
+    for host in range(10):  # ten hosts of one /64
+        wrong = sign_in_form(client, "v6@venue.test", "wrong", address=f"2001:db8:0:1::{host:x}")
+        assert wrong.status_code == 401
+    refused = sign_in_form(client, "v6@venue.test", PASSWORD, address="2001:db8:0:1::ff")
+    assert refused.status_code == 429
+    assert (
+        sign_in_form(client, "v6@venue.test", PASSWORD, address="2001:db8:0:2::1").status_code
+        == 302
+    )
+
+
+def test_an_admin_unlocks_an_account(screens_site: Site) -> None:
+    new_user(screens_site, "locked@venue.test")
+    new_user(screens_site, "other@venue.test")
+    client = screens_site.app.test_client()
+    for email in ("locked@venue.test", "other@venue.test"):
+        for _ in range(10):
+            assert sign_in_form(client, email, "wrong", address="10.3.2.1").status_code == 401
+    config = screens_site.app.config
+    printed = CliRunner().invoke(
+        main,
+        ["user", "unlock", "Locked@venue.test"],
+        env={"DATABASE_URL": config["DATABASE_URL"], "REDIS_URL": config["REDIS_URL"]},
+    )
+    assert printed.exit_code == 0, printed.output
+    assert printed.output == "sign-in of locked@venue.test unlocked (1 address cleared)\n"
+    assert (
+        sign_in_form(client, "locked@venue.test", PASSWORD, address="10.3.2.1").status_code == 302
+    )
+    # Only that account: the other stays throttled from that address.
+    client = screens_site.app.test_client()
+    assert sign_in_form(client, "other@venue.test", PASSWORD, address="10.3.2.1").status_code == 429
+
+
+def test_behind_a_trusted_proxy_each_person_s_address_counts(screens_site: Site) -> None:
+    new_user(screens_site, "proxied@venue.test")
+    config = screens_site.app.config
+    behind = create_app({**config, "PROXY_HOPS": 1})
+    try:
+        client = behind.test_client()
+
+        def via(address: str, password: str) -> int:
+            page = client.get("/signin")
+            form = {"email": "proxied@venue.test", "password": password}
+            return client.post(
+                "/signin",
+                data={**form, "next": "", "csrf_token": csrf_of(page.text)},
+                environ_base={"REMOTE_ADDR": "10.7.0.1"},  # the proxy
+                headers={"X-Forwarded-For": address},
+            ).status_code
+
+        assert [via("198.51.100.7", "wrong") for _ in range(10)] == [401] * 10
+        assert via("198.51.100.7", PASSWORD) == 429
+        assert via("198.51.100.8", PASSWORD) == 302
+    finally:
+        stop_hub(behind)
+        with behind.app_context():
+            db.engine.dispose()
 
 
 def test_guessing_many_accounts_from_one_address_is_throttled(screens_site: Site) -> None:
