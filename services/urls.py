@@ -22,7 +22,9 @@ SMTP_SCHEMES = ("smtp", "smtps")
 """The schemes of SMTP_URL, shown as a Redis URL is (user part and `?password=` hidden)."""
 
 WEB_SCHEMES = ("http", "https")
-"""The schemes of a webhook's URL, shown as a Redis URL is, its query's secrets hidden too."""
+"""The schemes of a webhook's URL: shown with every query value hidden (names kept), since
+a receiver's maker may put a credential under any name (`client_secret`, `auth`, `code`,
+`X-Amz-Signature`...), and its user part hidden (a lone user name is often a token)."""
 
 SECRET_QUERY_KEYS = frozenset(
     {
@@ -50,7 +52,7 @@ def sqlalchemy_url(url: str) -> str:
 
 def hide_password(url: str) -> str:
     """A PostgreSQL, Redis, SMTP or web URL as it may be shown:
-    `postgresql://user:***@host:port/db`, `https://host/hook?token=***`."""
+    `postgresql://user:***@host:port/db`, `https://host/hook?token=***&screen=***`."""
     if url.split("://", 1)[0].lower() in (*REDIS_SCHEMES, *SMTP_SCHEMES, *WEB_SCHEMES):
         return _hide_redis_password(url)
     try:
@@ -66,7 +68,7 @@ def hide_password(url: str) -> str:
 
 def _hide_redis_password(url: str) -> str:
     """A Redis, SMTP or web URL with the password of its user part and its query's secrets
-    (`?password=`, `?token=`...) hidden."""
+    (`?password=`, `?token=`...; a web URL's every query value) hidden."""
     try:
         parts = urlsplit(url)
         password = parts.password
@@ -74,12 +76,15 @@ def _hide_redis_password(url: str) -> str:
             parts.port  # noqa: B018  (reading it checks it)
     except ValueError:
         return "(unreadable URL)"
+    web = parts.scheme.lower() in WEB_SCHEMES
     netloc = parts.netloc
     if password is not None:
         user = parts.netloc.rpartition("@")[0].partition(":")[0]
         netloc = f"{user}:{HIDDEN}@{parts.netloc.rpartition('@')[2]}"
+    elif web and "@" in netloc:
+        netloc = f"{HIDDEN}@{parts.netloc.rpartition('@')[2]}"
     query = [
-        (key, HIDDEN if key.lower() in SECRET_QUERY_KEYS else value)
+        (key, HIDDEN if web or key.lower() in SECRET_QUERY_KEYS else value)
         for key, value in parse_qsl(parts.query, keep_blank_values=True)
     ]
     # Built by hand: urlunsplit drops the empty host of `unix:///path`.

@@ -32,6 +32,18 @@ CASES = {
     ),
     "redis_without_password": ("redis://cache:6379/0", "redis://cache:6379/0"),
     "redis_socket": ("unix:///tmp/r/redis.socket", "unix:///tmp/r/redis.socket"),
+    "webhook_every_query_value": (
+        "https://hooks.example/in?client_secret=s3cret&auth=s3cret&code=s3cret"
+        "&X-Amz-Signature=s3cret&X-Amz-Credential=s3cret%2F20260101&screen=2",
+        "https://hooks.example/in?client_secret=***&auth=***&code=***"
+        "&X-Amz-Signature=***&X-Amz-Credential=***&screen=***",
+    ),
+    "webhook_user_and_password": (
+        "https://kitchen:s3cret@hooks.example/in",
+        "https://kitchen:***@hooks.example/in",
+    ),
+    "webhook_lone_user_name": ("https://s3cret@hooks.example/in", "https://***@hooks.example/in"),
+    "webhook_plain": ("http://hooks.example:8080/in", "http://hooks.example:8080/in"),
 }
 
 
