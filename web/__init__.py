@@ -64,7 +64,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     screens.init_app(app, exempt=(api.bp, public.bp))
     live.init_app(app)
     metrics.init_app(app)
-    throttle.init_app(app)
+    throttle.init_app(app, public=public.bp)
     headers.init_app(app)
     app.add_url_rule("/favicon.ico", "favicon", _favicon)
     return app

@@ -79,6 +79,7 @@ STATUSES: dict[str, int] = {
     "INVALID_REQUEST": 400,
     "METHOD_NOT_ALLOWED": 405,
     "REQUEST_TOO_LARGE": 413,
+    "TOO_MANY_REQUESTS": 429,
     "DATABASE_REFUSED": 502,
     "SERVER_ERROR": 500,
     # The control plane's and sample data's (the console prints them; their status is here).
@@ -89,6 +90,8 @@ STATUSES: dict[str, int] = {
     "SAMPLE_REFUSED": 422,
 }
 """Every code Adminium answers with, and its status: the one table (docs/errors.md lists it)."""
+TOO_MANY = "TOO_MANY_REQUESTS"
+"""The code of a guest's request past the public API's rate (web/throttle.py)."""
 
 PUBLIC_NOT_FOUND: dict[str, Any] = {
     "error": {"code": "NOT_FOUND", "message": "Nothing here.", "params": {}}
@@ -112,6 +115,7 @@ PUBLIC_MESSAGES: dict[str, str] = {
     "INVALID_REQUEST": "The request is not in the documented shape.",
     "METHOD_NOT_ALLOWED": "This address takes another method.",
     "REQUEST_TOO_LARGE": "The request is too large.",
+    "TOO_MANY_REQUESTS": "Too many requests from here; try again in a minute.",
     "DATABASE_REFUSED": "This cannot be answered now; try again later.",
     "SERVER_ERROR": "Something went wrong on our side.",
 }

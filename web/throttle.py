@@ -1,10 +1,12 @@
-"""Sign-in throttling (Flask-Limiter): wrong passwords counted per account *from* an address,
-and per address.
+"""Throttles (Flask-Limiter): sign-in's wrong passwords counted per account *from* an address
+and per address; the public guest API's requests counted per address.
 
 Only refused sign-ins count, so people who type their password right are never slowed. An
 account is throttled only for the address its wrong passwords came from: a stranger who
 types a manager's email ten times locks out the stranger, never the manager signing in from
-elsewhere. An IPv6 address counts by its /64 (what one household or server is handed).
+elsewhere. An IPv6 address counts by its /64 (what one household or server is handed). A
+guest's every request under /public counts, so one address cannot walk link codes or load
+the venue's database faster than `PUBLIC_LIMIT`.
 The counts live in the Redis the product already runs (REDIS_URL), shared by every web
 process; without REDIS_URL, or while Redis is away, in this process's memory. Each app
 has its own Limiter (Flask-Limiter keeps one app's storage per instance) and its own key
@@ -18,13 +20,14 @@ import logging
 import math
 import time
 
-from flask import Flask, current_app, render_template, request
+from flask import Blueprint, Flask, current_app, jsonify, render_template, request
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
 from werkzeug.wrappers import Response
 
 from services import redis_client
 from services.sign_in_limits import account_counter, key_prefix
+from web.errors import TOO_MANY, guest_error
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,9 @@ ACCOUNT_LIMIT = "10 per 15 minutes"
 """Refused sign-ins one email may have from one address before it is throttled there."""
 ADDRESS_LIMIT = "30 per 15 minutes"
 """Refused sign-ins one address may have, for any emails, before it is throttled."""
+PUBLIC_LIMIT = "120 per minute"
+"""Requests one address may make of the public API (any rows) before it is throttled: a
+guest's page asks a few times a minute, a venue's shared Wi-Fi many guests' worth."""
 REFUSED = 401
 """The status of a refused sign-in: the only answer that counts."""
 
@@ -69,14 +75,18 @@ def _refused(response: Response) -> bool:
     return response.status_code == REFUSED
 
 
-def init_app(app: Flask, endpoint: str = "auth.sign_in") -> None:
-    """Throttle the sign-in form's refused posts; answer a throttled one with a 429 page."""
+def init_app(app: Flask, public: Blueprint, endpoint: str = "auth.sign_in") -> None:
+    """Throttle the sign-in form's refused posts (a 429 page) and the `public` blueprint's
+    requests (a guest's JSON 429)."""
     # Flask-Limiter's name for the product's Redis: one server, a socket, or the sentinels
     # (`limits` follows their primary through a failover), from the client's one home.
     uri, options = redis_client.limiter_storage(app.config.get("REDIS_URL", ""))
     app.config.setdefault("RATELIMIT_STORAGE_URI", uri)
     app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", options)
     app.config.setdefault("RATELIMIT_KEY_PREFIX", key_prefix(app.config.get("DATABASE_URL", "")))
+    # A moving window: the limit holds over any 15 minutes (any minute), not per clock
+    # window, where twice the limit could pass across a window's edge.
+    app.config.setdefault("RATELIMIT_STRATEGY", "moving-window")
     # A Redis outage must not stop sign-in: count in memory meanwhile.
     app.config.setdefault("RATELIMIT_SWALLOW_ERRORS", True)
     app.config.setdefault("RATELIMIT_IN_MEMORY_FALLBACK_ENABLED", True)
@@ -87,15 +97,20 @@ def init_app(app: Flask, endpoint: str = "auth.sign_in") -> None:
         app.view_functions[endpoint] = limiter.limit(
             limit, key_func=key, methods=["POST"], deduct_when=_refused, scope=key.__name__
         )(app.view_functions[endpoint])
+    limiter.limit(PUBLIC_LIMIT, key_func=address_key, scope="public")(public)
     app.extensions[_EXTENSION] = limiter
     app.register_error_handler(RateLimitExceeded, _too_many)
 
 
-def _too_many(error: RateLimitExceeded) -> tuple[str, int, dict[str, str]]:
-    """A throttled sign-in: a page that says so and when to try again."""
+def _too_many(error: RateLimitExceeded) -> tuple[str | Response, int, dict[str, str]]:
+    """A throttled sign-in: a page that says so and when to try again; a throttled guest:
+    the public API's JSON refusal."""
     limiter: Limiter = current_app.extensions[_EXTENSION]
     found = limiter.current_limit
     wait = max(1, math.ceil(found.reset_at - time.time())) if found else 60
+    if request.blueprint == "public":
+        log.warning("public API throttled for %s (%s)", _address(), error.description)
+        return jsonify(guest_error(TOO_MANY)), 429, {"Retry-After": str(wait)}
     log.warning("sign-in throttled from %s (%s)", request.remote_addr, error.description)
     page = render_template(
         "screens/sign_in.html",

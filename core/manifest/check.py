@@ -52,6 +52,10 @@ __all__ = [
     "check_manifest_text",
 ]
 
+CODE_MIN = 16
+"""The fewest characters a link code may have: 16 of a secrets token are 96 random bits.
+The model reads shorter ones (a saved app keeps loading); the check refuses them."""
+
 
 def check_manifest_file(data: bytes, name: str) -> list[Refusal]:
     """Check a manifest file's bytes: text that is not UTF-8 is one refusal naming the file."""
@@ -154,6 +158,12 @@ def _check_column_rules(
         if stamp.set is not None:
             check_shift(lk, out, (*spot, "stamp", "set", "addMinutes"), stamp.set.add_minutes)
     if code is not None:
+        if code.length < CODE_MIN:
+            sentence = (
+                f'"{name}.{column.ref}" makes codes of {code.length} characters: a link code'
+                f" opens a row to whoever holds it, so it has at least {CODE_MIN}"
+            )
+            out.append(Refusal(where(*spot, "code", "length"), sentence))
         if column.type != "text":
             sentence = f'"{name}.{column.ref}" is {column.type}: a code is written to text'
             out.append(Refusal(where(*spot, "code"), sentence))

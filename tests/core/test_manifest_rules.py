@@ -270,6 +270,13 @@ BAD: dict[str, tuple[str, Mutation, Expected]] = {
         [("tables.tickets.columns[10].rules.code.length",
           '"tickets.link_token" holds 12 characters, too few for a code of 16')],
     ),
+    "link_code_shorter_than_16": (
+        "tickets",
+        put("tables", "tickets", "columns", 10, "rules", "code", "length", value=12),
+        [("tables.tickets.columns[10].rules.code.length",
+          '"tickets.link_token" makes codes of 12 characters: a link code opens a row to'
+          " whoever holds it, so it has at least 16")],
+    ),
     "role_named_public": (
         "hotel",
         put("roles", value=["reception", "manager", "public"]),

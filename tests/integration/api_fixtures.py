@@ -52,9 +52,9 @@ def api_manifest() -> dict[str, Any]:
         {
             "ref": "guest_code",
             "type": "text",
-            "maxLength": 12,
+            "maxLength": 16,
             "nullable": True,
-            "rules": {"code": {"length": 12}},
+            "rules": {"code": {"length": 16}},
         }
     )
     return manifest

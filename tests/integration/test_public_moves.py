@@ -174,7 +174,7 @@ def test_a_window_closed_by_the_rows_own_time_names_it(site: Site, now: str, ref
 
 def stay(site: Site) -> tuple[int, str]:
     """A booked stay arriving Sunday 25 October 2026, with a guest code; its key and code."""
-    code = new_code(12)
+    code = new_code(16)
     row = {"status": "booked", "arrive": date(2026, 10, 25), "guest_code": code}
     return site.insert("stays", **row), code
 
@@ -240,3 +240,19 @@ def test_a_guest_body_out_of_shape_is_400(site: Site, body: bytes) -> None:
         f"/public/venue/venue/tickets/{made.code}/moves", data=body, content_type="application/json"
     )
     assert refusal(answer, "INVALID_REQUEST", 400) == {}
+
+
+def test_one_address_is_throttled_past_120_requests_a_minute(site: Site) -> None:
+    made = ticket(site, None)
+    path = f"/public/venue/venue/tickets/{made.code}"
+    guest = {"REMOTE_ADDR": "203.0.113.9"}
+    answers = [site.client.get(path, environ_base=guest).status_code for _ in range(120)]
+    assert answers == [200] * 120
+    # The 121st within the minute, for any row (a code that opens nothing counts too).
+    throttled = site.client.get("/public/venue/venue/tickets/" + "x" * 16, environ_base=guest)
+    params = refusal(throttled, "TOO_MANY_REQUESTS", 429)
+    assert params == {}
+    assert 0 < int(throttled.headers["Retry-After"]) <= 60
+    # Another address is not.
+    other = site.client.get(path, environ_base={"REMOTE_ADDR": "203.0.113.10"})
+    assert other.status_code == 200

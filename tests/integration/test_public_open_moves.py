@@ -89,7 +89,7 @@ def test_a_move_whose_window_closed_is_not_listed(
 def test_a_move_a_late_rule_turns_away_from_guests_is_not_listed(
     site: Site, now: str, moves: list[str]
 ) -> None:
-    code = link(site, "stays", "guest_code", 12, status="booked", arrive=date(2026, 10, 25))
+    code = link(site, "stays", "guest_code", 16, status="booked", arrive=date(2026, 10, 25))
     assert listed(site, "stays", code, now) == moves
 
 

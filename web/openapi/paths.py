@@ -22,6 +22,8 @@ _WHEN = {
     "conflicting writer. See docs/errors.md.",
     413: "The body is over 1 MiB (REQUEST_TOO_LARGE).",
     422: "A value refused: its type, a constraint, or a column only Adminium writes.",
+    429: "Too many requests from this address (TOO_MANY_REQUESTS); `Retry-After` says "
+    "when to try again.",
     502: "The database did not answer, or refused the request (DATABASE_REFUSED).",
 }
 
@@ -83,7 +85,7 @@ def _preview_answers() -> dict[str, Any]:
 
 _READ = [401, 403, 404]
 _WRITE = [400, 401, 403, 404, 409, 422]
-_PUBLIC_WRITE = [400, 403, 404, 409, 422]
+_PUBLIC_WRITE = [400, 403, 404, 409, 422, 429]
 
 PATHS: dict[str, Any] = {
     "/api/openapi.json": {
@@ -187,7 +189,7 @@ PATHS: dict[str, Any] = {
             "operationId": "readPublicRow",
             "summary": "The row's public fields and the moves open to the guest.",
             "security": [],
-            "responses": _answers(200, "PublicRow", [404], "PublicError"),
+            "responses": _answers(200, "PublicRow", [404, 429], "PublicError"),
         },
     },
     "/public/{connection}/{app}/{table}/{code}/moves": {
