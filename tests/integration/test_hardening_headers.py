@@ -33,7 +33,21 @@ def test_every_answer_carries_the_security_headers(
     assert answer.headers["X-Content-Type-Options"] == "nosniff"
     assert answer.headers["X-Frame-Options"] == "DENY"
     assert answer.headers["Referrer-Policy"] == "same-origin"
+    assert answer.headers["Cache-Control"] == "no-store"
     assert "Strict-Transport-Security" not in answer.headers
+
+
+def test_a_guest_s_row_and_an_api_row_are_not_stored(shared_site: Site) -> None:
+    client = shared_site.app.test_client()
+    for path, headers in (
+        ("/public/venue/venue/tickets/" + "x" * 16, {}),
+        ("/api/apps/venue/venue/tables/orders/rows", shared_site.headers("staff")),
+    ):
+        assert client.get(path, headers=headers).headers["Cache-Control"] == "no-store"
+    # A static file keeps its own caching (revalidated, not refused).
+    static = client.get("/static/js/live.js")
+    static.close()
+    assert static.status_code == 200 and "no-store" not in static.headers["Cache-Control"]
 
 
 def test_hsts_only_over_https(screens_site: Site) -> None:
