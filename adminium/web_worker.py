@@ -11,6 +11,11 @@ a kept-alive connection once the request before it has been answered and the res
 body read (as gunicorn reads it next), from what gunicorn's reader holds already (a
 pipelined request) and else from the socket. Both waits are gunicorn's keepalive seconds.
 
+Every answer gunicorn makes itself (a 400 for a malformed request, 414, 431 for a header
+over `--limit-request-field_size` or past 100 headers, a 500 of its own) carries the
+security headers the app's answers carry (`web/headers.py`), with a policy that lets the
+error page load nothing: they are put after its status line as it is written.
+
 This module imports no part of the web app (gunicorn's arbiter imports the worker class
 before the worker patches the standard library for gevent).
 """
@@ -42,6 +47,36 @@ GUEST_BODY = {
 """The answers of web.errors for a URL too long (staff: details; guests: params)."""
 
 
+SECURITY_HEADERS = (
+    ("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("X-Frame-Options", "DENY"),
+    ("Referrer-Policy", "same-origin"),
+    ("Cache-Control", "no-store"),
+)
+"""The headers of web/headers.py on gunicorn's own answers (an error page loads nothing)."""
+_HEADER_LINES = "".join(f"{name}: {value}\r\n" for name, value in SECURITY_HEADERS).encode()
+
+
+class HeadedSocket:
+    """A client socket whose first write, an answer gunicorn makes itself, gets the security
+    headers after its status line; everything else is the socket's."""
+
+    def __init__(self, sock: Any) -> None:
+        self._sock = sock
+        self._headed = False
+
+    def sendall(self, data: bytes) -> None:
+        if not self._headed:
+            self._headed = True
+            status, end, rest = bytes(data).partition(b"\r\n")
+            data = status + end + _HEADER_LINES + rest if end else data
+        self._sock.sendall(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
 def body_for(start: bytes) -> dict[str, Any] | None:
     """The JSON answer for a request line that starts so, or None off the APIs' paths."""
     parts = start.split(b" ", 2)
@@ -60,7 +95,7 @@ def answer(body: dict[str, Any]) -> bytes:
     data = json.dumps(body).encode()
     head = (
         "HTTP/1.1 414 URI Too Long\r\nConnection: close\r\n"
-        "Content-Type: application/json\r\nX-Content-Type-Options: nosniff\r\n"
+        "Content-Type: application/json\r\n"
         f"Content-Length: {len(data)}\r\n\r\n"
     )
     return head.encode("latin-1") + data
@@ -129,13 +164,14 @@ class WebWorker(GeventWorker):  # type: ignore[misc]
             return b""
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
-        """A request line over the cap on the APIs' paths: their JSON 414; else gunicorn's."""
+        """A request line over the cap on the APIs' paths: their JSON 414; else gunicorn's
+        own answer. Either with the security headers."""
         body = body_for(self.starts.get(id(client), b""))
         if req is not None or not isinstance(exc, LimitRequestLine) or body is None:
-            super().handle_error(req, client, addr, exc)
+            super().handle_error(req, HeadedSocket(client), addr, exc)
             return
         self.log.warning("Invalid request from ip=%s: %s (answered as JSON)", addr[0], exc)
         try:
-            client.sendall(answer(body))
+            HeadedSocket(client).sendall(answer(body))
         except OSError:
             self.log.debug("Failed to send error message.")

@@ -68,3 +68,13 @@ def test_no_template_has_inline_script_or_handlers(template: Path) -> None:
     assert not re.search(r"\son[a-z]+\s*=", text), "an on… handler attribute"
     assert not re.search(r"\shx-on", text), "hx-on runs inline script"
     assert "style=" not in text, "an inline style attribute"
+
+
+def test_gunicorns_own_answers_share_the_apps_headers(shared_site: Site) -> None:
+    # adminium/web_worker.py cannot import the web app; its copy is held to the app's.
+    from adminium.web_worker import SECURITY_HEADERS
+
+    answer = shared_site.app.test_client().get("/status")
+    for name, value in SECURITY_HEADERS:
+        if name != "Content-Security-Policy":  # an error page's own: it loads nothing
+            assert answer.headers[name] == value, name

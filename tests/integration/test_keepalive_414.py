@@ -119,3 +119,42 @@ def test_an_idle_kept_alive_connection_closes_after_keepalive_not_twice_that(web
         assert stream.read(1) == b""  # the server closed the connection
         idle = time.monotonic() - answered
     assert KEEPALIVE_SECONDS - 0.5 < idle < KEEPALIVE_SECONDS + 1.0
+
+
+def security_headers(fields: dict[str, str]) -> dict[str, str]:
+    names = ("content-security-policy", "x-content-type-options", "x-frame-options")
+    return {name: fields.get(name, "") for name in (*names, "referrer-policy", "cache-control")}
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        pytest.param(head("/connections?q=" + "q" * LONG), 414, id="gunicorns-414"),
+        pytest.param(head(STAFF_LONG), 414, id="the-apis-json-414"),
+        pytest.param(head("/status", f"X-Big: {'b' * LONG}\r\n"), 431, id="a-header-too-long"),
+        pytest.param(
+            head("/status", "".join(f"X-{n}: 1\r\n" for n in range(120))),
+            431,
+            id="too-many-headers",
+        ),
+        pytest.param(
+            b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: x\r\n\r\n",
+            400,
+            id="a-malformed-header",
+        ),
+    ],
+)
+def test_gunicorns_own_answers_carry_the_security_headers(
+    web: int, request_bytes: bytes, status: int
+) -> None:
+    with socket.create_connection(("127.0.0.1", web), timeout=10) as conn:
+        conn.sendall(request_bytes)
+        answered, fields, _ = read_answer(conn.makefile("rb"))
+    assert answered == status
+    assert security_headers(fields) == {
+        "content-security-policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'",
+        "x-content-type-options": "nosniff",
+        "x-frame-options": "DENY",
+        "referrer-policy": "same-origin",
+        "cache-control": "no-store",
+    }
