@@ -6,23 +6,31 @@ the web's own port. A call is verified with that webhook's secret as any receive
 would (`standardwebhooks`: the signature, and a timestamp within five minutes); a
 verified call is kept, the newest 50 per connection, in Redis; a call that fails is
 answered 401 and not kept, so nobody without the secret can write to the managers'
-"Recent webhook calls" view.
+"Recent webhook calls" view. A call to a connection or webhook that does not exist is
+answered the same 401, after the same verification (against a secret nobody holds), so the
+receiver never says which names exist.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
 import logging
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import redis
+from sqlalchemy.orm import Session
 from standardwebhooks.webhooks import Webhook as Verifier
 from standardwebhooks.webhooks import WebhookVerificationError
 
+from services.errors import NotFound
 from services.models import Webhook
+from services.webhooks import get_webhook
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +38,10 @@ KEPT = 50
 """The newest calls kept per connection."""
 BODY_SHOWN = 4000
 """How much of a call's body is kept (an event larger than that is cut for showing)."""
+
+
+NOBODY_S_SECRET = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+"""What a call to a webhook that does not exist is verified against (and so refused by)."""
 
 
 def calls_key(connection: str) -> str:
@@ -46,6 +58,27 @@ class Call:
     webhook_id: str
     event: Any
     body: str
+
+
+def receive_named(
+    session: Session,
+    client: redis.Redis | None,
+    connection: str,
+    name: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    now: datetime,
+) -> bool:
+    """A call to `/receiver/<connection>/<name>`: verified and kept as `receive` does; False,
+    after the same verification, when there is no such connection or webhook."""
+    try:
+        webhook = get_webhook(session, connection, name)
+    except NotFound:
+        with contextlib.suppress(WebhookVerificationError, ValueError):
+            Verifier(NOBODY_S_SECRET).verify(body, dict(headers))
+        log.warning("receiver %s/%s: call refused (no such webhook)", connection, name)
+        return False
+    return receive(client, webhook, body, headers, now)
 
 
 def receive(

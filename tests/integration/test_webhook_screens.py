@@ -127,13 +127,15 @@ def test_the_receiver_refuses_an_unsigned_call_and_keeps_nothing(
 ) -> None:
     with hook_site.app.app_context():
         add_webhook(db.session, "venue", "kitchen", f"{served_at}/receiver/venue/kitchen")
+    forged = {"webhook-id": "x", "webhook-timestamp": "1", "webhook-signature": "v1,AAAA"}
     answer = hook_site.client.post(
-        "/receiver/venue/kitchen",
-        data=b'{"forged": true}',
-        headers={"webhook-id": "x", "webhook-timestamp": "1", "webhook-signature": "v1,AAAA"},
+        "/receiver/venue/kitchen", data=b'{"forged": true}', headers=forged
     )
     assert answer.status_code == 401
-    assert hook_site.client.post("/receiver/venue/till", data=b"{}").status_code == 404
+    # A webhook or a connection that does not exist: the very same answer.
+    for path in ("/receiver/venue/till", "/receiver/nowhere/kitchen"):
+        unknown = hook_site.client.post(path, data=b'{"forged": true}', headers=forged)
+        assert (unknown.status_code, unknown.data) == (401, answer.data)
     client = redis.Redis.from_url(hook_site.app.config["REDIS_URL"])
     assert client.llen(calls_key("venue")) == 0
 
