@@ -17,3 +17,9 @@ document.addEventListener("htmx:wsBeforeMessage", (event) => {
 document.addEventListener("htmx:wsClose", (event) => {
   if (event.detail.event.code === 4401) { signedOut(); }
 });
+
+// More screens of this sign-in are open live than the server keeps: the oldest is told so (the
+// banner) and closed with 4429, which the ws extension does not retry. Reloading makes it live.
+document.addEventListener("htmx:wsClose", (event) => {
+  if (event.detail.event.code === 4429) { document.body.dataset.live = "closed"; }
+});

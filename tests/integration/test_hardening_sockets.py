@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from simple_websocket import Client, ConnectionClosed
 from werkzeug.serving import make_server
 
 from services.models import db
@@ -105,3 +106,28 @@ def test_no_socket_opens_while_redis_is_away(
         app.extensions["adminium.live"].stopping.set()
         with app.app_context():
             db.engine.dispose()
+
+
+def test_a_sign_in_keeps_20_sockets_open_and_the_oldest_is_closed_for_a_21st(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient], base_url: str
+) -> None:
+    hub = screens_site.app.extensions["adminium.live"]
+    cookie = {"Cookie": cookie_of(signed_in("staff"))}
+    elsewhere = Client.connect(
+        f"ws://{base_url}{SOCKET}", headers={"Cookie": cookie_of(signed_in("staff"))}
+    )
+    opened = [Client.connect(f"ws://{base_url}{SOCKET}", headers=cookie) for _ in range(21)]
+    try:
+        # The oldest is told why, then closed with 4429 (which the ws extension does not retry).
+        told = opened[0].receive(timeout=10)
+        assert "more than 20 screens of this sign-in are open live" in told
+        with pytest.raises(ConnectionClosed) as closed:
+            opened[0].receive(timeout=10)
+        assert closed.value.reason == 4429
+        # The 20 newest stay registered, and so does the same user's other sign-in.
+        assert max(len(numbers) for numbers in hub.sessions.values()) == 20
+        assert all(socket.connected for socket in (*opened[1:], elsewhere))
+    finally:
+        for socket in (*opened, elsewhere):
+            if socket.connected:
+                socket.close()

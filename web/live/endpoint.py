@@ -14,16 +14,17 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Blueprint, abort, g, request
+from flask import Blueprint, abort, g, request, session
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
 from core.basics.errors import AdminiumError
 from services.models import db
 from web.errors import status_of
-from web.live.hub import _CLOSE, _SIGNED_OUT, hub
+from web.live.hub import _CLOSE, _CROWDED, _SIGNED_OUT, hub
 from web.live.screen import Screen
 from web.screens.access import (
+    SESSION_KEY,
     all_connections,
     may_pause,
     require_user,
@@ -47,6 +48,9 @@ SIGNED_OUT = 4401
 """The close code when the user signed out: not retried; the page goes to sign-in."""
 SIGNED_OUT_MESSAGE = "adminium:signed-out"
 """The message a socket gets just before it closes for a sign-out (static/js/live.js)."""
+CROWDED = 4429
+"""The close code of a sign-in's oldest socket when it opened more than the hub keeps: not
+retried (the page says so and stops being live until it is reloaded)."""
 
 
 def _screen() -> Screen:
@@ -163,7 +167,9 @@ def connect(ws: Any) -> None:
             ws.send(SIGNED_OUT_MESSAGE)
             ws.close(reason=SIGNED_OUT, message="signed out")
         return
-    number, inbox = hub().register(g.live_screen, g.live_losses)
+    # A sign-in made before sessions carried their own id counts as its user's.
+    signed_in = str(session.get(SESSION_KEY) or f"user:{g.live_screen.user}")
+    number, inbox = hub().register(g.live_screen, g.live_losses, signed_in)
     # The handshake's checks read the control plane; a socket lives for hours, so its
     # connection goes back to the pool now rather than at teardown (else the pool's 15
     # connections capped a process at 15 open screens and starved every page after).
@@ -189,6 +195,9 @@ def serve(ws: Any, inbox: queue.Queue[object], alive: Callable[[], bool]) -> Non
             fragment, held = _waiting(inbox, fragment)
         if fragment is _CLOSE:
             ws.close(reason=SERVER_FAILED, message="live events lost; reconnect")
+            return
+        if fragment is _CROWDED:
+            ws.close(reason=CROWDED, message="too many screens of this sign-in open")
             return
         if fragment is _SIGNED_OUT:
             # Said in a message first: a browser may see the close itself only as 1006.

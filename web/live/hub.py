@@ -42,8 +42,13 @@ COALESCE_SECONDS = 0.25
 each open screen gets one message per interval carrying every change since the last."""
 QUIET_SECONDS = 0.05
 """A pause this long between events ends a burst: a lone event goes out at once."""
+SESSION_SOCKETS = 20
+"""The most sockets one sign-in keeps open in a web process (config LIVE_SESSION_SOCKETS):
+one more closes the oldest, told why (`CROWDED`), so a page that opens sockets in a loop
+holds 20 threads' worth of pushes, not a thousand."""
 _CLOSE = object()
 _SIGNED_OUT = object()
+_CROWDED = object()
 
 
 class Hub:
@@ -69,6 +74,9 @@ class Hub:
         """Whether the screens were told that Redis does not answer (under `lock`)."""
         self.losses = 0
         """How many times the subscription has lost Redis (under `lock`)."""
+        self.sessions: dict[str, list[int]] = {}
+        """Each sign-in's open sockets, oldest first (under `lock`)."""
+        self.session_of: dict[int, str] = {}
 
     def start(self, wait: float = 2.0) -> bool:
         """Listen to Redis from the first socket on; whether the subscription holds."""
@@ -91,10 +99,11 @@ class Hub:
                 thread.join(wait)
 
     def register(
-        self, screen: Screen, losses: int | None = None
+        self, screen: Screen, losses: int | None = None, session: str = ""
     ) -> tuple[int, queue.Queue[object]]:
-        """Add an open socket whose handshake saw the subscription hold after `losses` losses
-        of Redis: told at once if it has been lost since (and reopened if it is back)."""
+        """Add an open socket of a sign-in `session` whose handshake saw the subscription hold
+        after `losses` losses of Redis: told at once if it has been lost since (and reopened
+        if it is back). Past the session's cap its oldest socket is closed."""
         inbox: queue.Queue[object] = queue.Queue()
         with self.lock:
             number = id(inbox)
@@ -103,12 +112,41 @@ class Hub:
                 inbox.put(self.banner(down=True))
             elif losses is not None and losses != self.losses:
                 inbox.put(_CLOSE)  # lost and back before it was added: its refetch may be old
+            crowded = self._over_cap(session, number)
+        for oldest in crowded:
+            oldest.put(self.banner(down=self.redis_down, crowded=True))
+            oldest.put(_CROWDED)
+        if crowded:
+            log.info("live socket of a sign-in over %s closed: the oldest", self._cap())
         return number, inbox
+
+    def _cap(self) -> int:
+        return int(self.app.config.get("LIVE_SESSION_SOCKETS", SESSION_SOCKETS))
+
+    def _over_cap(self, session: str, number: int) -> list[queue.Queue[object]]:
+        """Note a session's new socket; the inboxes of its oldest past the cap (under `lock`)."""
+        opened = self.sessions.setdefault(session, [])
+        opened.append(number)
+        self.session_of[number] = session
+        crowded = []
+        while len(opened) > self._cap():
+            oldest = opened.pop(0)
+            self.session_of.pop(oldest, None)
+            found = self.sockets.get(oldest)
+            if found is not None:
+                crowded.append(found[1])
+        return crowded
 
     def unregister(self, number: int) -> None:
         """Forget a closed socket."""
         with self.lock:
             self.sockets.pop(number, None)
+            session = self.session_of.pop(number, None)
+            opened = self.sessions.get(session or "", [])
+            if number in opened:
+                opened.remove(number)
+            if session is not None and not opened:
+                self.sessions.pop(session, None)
 
     def listen(self) -> None:
         """Subscribe to every connection's events; on a Redis failure tell every screen so,
@@ -302,10 +340,13 @@ class Hub:
         self.stalls.update(found)
         self.fan_out_all([{"connection": n, "stalled": found[n]} for n in sorted(found)])
 
-    def banner(self, down: bool) -> str:
-        """The live banner as pushed: the words while Redis does not answer, else empty."""
+    def banner(self, down: bool, crowded: bool = False) -> str:
+        """The live banner as pushed: the words while Redis does not answer, or of a socket
+        closed for more open in its sign-in; else empty."""
         with self.app.test_request_context("/live"):
-            return render_template("screens/_live_banner.html", redis_down=down)
+            return render_template(
+                "screens/_live_banner.html", redis_down=down, crowded=crowded, cap=self._cap()
+            )
 
     def close_all(self) -> None:
         """Ask every open socket to close with the code the ws extension retries on."""

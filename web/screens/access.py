@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import secrets
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,6 +27,9 @@ USER_KEY = "user_id"
 """Where the session keeps the signed-in user's id."""
 VERSION_KEY = "session_version"
 """Where the session keeps the user's session version at sign-in (see `start_session`)."""
+SESSION_KEY = "sign_in"
+"""Where the session keeps an id of this sign-in of its own (the live sockets' cap counts
+by it)."""
 
 
 def signed_in_user() -> User | None:
@@ -48,6 +52,7 @@ def start_session(user: User) -> None:
     session.clear()
     session[USER_KEY] = user.id
     session[VERSION_KEY] = user.session_version
+    session[SESSION_KEY] = secrets.token_urlsafe(12)
     session.permanent = True
     g.screen_user = user
 
