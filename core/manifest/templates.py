@@ -1,6 +1,6 @@
 """An email producer's templates as the manifest gives them: the sandbox they are parsed and
-rendered in, the names they may read, and the check's refusals of a template that does not
-parse or reads another name.
+rendered in (bounded: `core.manifest.template_bounds`), the names they may read, and the
+check's refusals of a template that does not parse or reads another name.
 
 The check (`core.manifest.check`) and the rendering (`core.outbox.mail`) share this one
 environment, so a template the check lets through is one the rendering can compile.
@@ -11,21 +11,21 @@ from __future__ import annotations
 import functools
 
 from jinja2 import TemplateError, meta
-from jinja2.sandbox import SandboxedEnvironment
 
 from core.manifest.outbox_model import Message, Reminder
 from core.manifest.refusal import Refusal, where
+from core.manifest.template_bounds import BoundedEnvironment
 
 TEMPLATE_NAMES = frozenset({"row", "app", "table", "moment"})
 """The names every producer's templates may read (a reminder's `link` besides)."""
 
 
 @functools.cache
-def template_environment() -> SandboxedEnvironment:
+def template_environment() -> BoundedEnvironment:
     """The one environment templates are parsed and rendered in."""
-    # Plain text mail: nothing is HTML-escaped, and the sandbox keeps a template from
-    # reaching Python's internals through the row's values.
-    return SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
+    # Plain text mail: nothing is HTML-escaped; the sandbox keeps a template from reaching
+    # Python's internals through the row's values, and bounds what a render builds.
+    return BoundedEnvironment(autoescape=False, keep_trailing_newline=True)
 
 
 def template_names(producer: Message | Reminder) -> frozenset[str]:

@@ -4,8 +4,9 @@ A template reads `row` (the row as written: `{{ row.cancel_code }}`), `app`, `ta
 the producer's `link` name bound to the row's key, and for a reminder `moment` (its
 instant on the venue's clock). The manifest check refuses a template that does not
 parse or reads any other name (`core.manifest.templates`), so a saved manifest never fails a
-write: what still goes wrong while rendering (a division by zero in the row's numbers)
-leaves the words as written, logged.
+write: what still goes wrong while rendering (a division by zero in the row's numbers, a
+render past its budget of size and time, `core.manifest.template_bounds`) leaves the words
+as written, logged.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from jinja2 import Template, TemplateError
 
 from core.manifest.outbox_model import Message, Reminder
+from core.manifest.template_bounds import render_bounded
 from core.manifest.templates import template_environment
 
 log = logging.getLogger(__name__)
@@ -75,7 +77,7 @@ def render_words(producer: Message | Reminder, context: Mapping[str, Any]) -> Wo
     rendered = []
     for text in producer_words(producer):
         try:
-            rendered.append(_template(text).render(context))
+            rendered.append(render_bounded(_template(text), context))
         except (TemplateError, ArithmeticError, TypeError, ValueError, LookupError) as error:
             log.warning("email template not rendered, kept as written: %s", error)
             rendered.append(text)

@@ -84,3 +84,67 @@ def test_a_reminder_without_words_has_a_subject_for_a_body() -> None:
     )
     words = render_words(reminder, {})
     assert (words.subject, words.body) == ("A reminder", "A reminder")
+
+
+# What a template may build: its words, what it makes on the way, its time.
+COSTLY = {
+    "a_gigabyte_string": ('{{ "x" * 1000000000 }}', "a repetition would build 1000000000"),
+    "a_huge_power": ("{{ 10 ** 100000000 }}", "a power would build"),
+    "a_printf_width": ('{{ "%1000000000d" % 1 }}', "a % format would build"),
+    "a_format_width_from_arguments": (
+        '{{ "{0:{1}}".format(1, 1000000000) }}',
+        "str.format would build",
+    ),
+    "a_filter_s_width": ("{{ row.id|center(1000000000) }}", "center's width would build"),
+    "a_replace_that_multiplies": (
+        '{{ ("a" * 50000)|replace("a", "b" * 50000) }}',
+        "the replace filter would build",
+    ),
+    "a_string_doubled_in_a_loop": (
+        '{% set ns = namespace(s="x") %}{% for i in range(60) %}'
+        "{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",
+        "the template builds more than 1000000 characters",
+    ),
+    "loops_that_never_end": (
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+        "the template takes longer than 0.5 s",
+    ),
+    "words_past_100000_characters": (
+        '{% for i in range(100000) %}{{ "0123456789" }}{% endfor %}',
+        "the template renders more than 100000 characters",
+    ),
+    "a_macro_calling_itself": (
+        "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}",
+        "the template calls itself too deep",
+    ),
+    "a_list_changed_in_place": ("{% set l = [] %}{{ l.append(1) }}", "is unsafe"),
+}
+
+
+@pytest.mark.parametrize(("body", "reason"), COSTLY.values(), ids=COSTLY.keys())
+def test_a_template_is_stopped_past_its_bounds_and_keeps_its_words(
+    body: str, reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    message = Message.model_validate(TAKEAWAY["outbox"]["producers"][1]).model_copy(
+        update={"body": body}
+    )
+    words = render_words(message, {"row": RowValues({"id": 1})})
+    assert words.body == body
+    assert reason in caplog.text
+
+
+def test_a_plain_template_renders_within_its_bounds() -> None:
+    message = Message.model_validate(TAKEAWAY["outbox"]["producers"][1]).model_copy(
+        update={
+            "body": '{{ "{:,}".format(row.total) }} for {{ row.items|upper|center(20) }}:'
+            "{% for line in row.lines %} {{ loop.index }}. {{ line|replace('x', ' x ') }}"
+            "{% endfor %} {{ '%.2f'|format(row.paid) }}"
+        }
+    )
+    context = {
+        "row": RowValues(
+            {"total": 1234567, "items": "soup", "lines": ["1x soup", "2x tea"], "paid": 12.5}
+        )
+    }
+    words = render_words(message, context)
+    assert words.body == "1,234,567 for         SOUP        : 1. 1 x  soup 2. 2 x  tea 12.50"
