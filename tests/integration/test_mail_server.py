@@ -46,9 +46,22 @@ def test_the_embedded_server_keeps_each_email_in_the_maildir(tmp_path: Path) -> 
         assert process.wait(timeout=10) == 0
 
 
+def catches(pid: int, signum: int) -> bool:
+    """Whether the process has a handler of its own for `signum` (its SigCgt mask)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    mask = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(mask, 16) & (1 << (signum - 1)))
+
+
 def test_without_an_embedded_port_it_waits_for_the_stop_signal() -> None:
     process = start({"EMBEDDED_SMTP_PORT": ""})
-    time.sleep(0.5)
+    # Ready once it catches SIGTERM (a loaded machine takes seconds to import it): a signal
+    # sent before then would end it with -15, whatever the process does with it later.
+    deadline = time.monotonic() + 30
+    while not catches(process.pid, signal.SIGTERM):
+        assert process.poll() is None, "the mail process exited before it was ready"
+        assert time.monotonic() < deadline, "the mail process never caught SIGTERM"
+        time.sleep(0.05)
     assert process.poll() is None  # not exited, so not restarted again and again
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=10) == 0

@@ -1,6 +1,8 @@
-"""The live socket: a signed-in board hears a timed move at once; a row the sweep sets aside
-joins an open set-aside list; removed sample rows leave open boards; signed out is refused;
-a failed server side closes with a code the ws extension reconnects on."""
+"""The live socket: a signed-in board hears a timed move (how soon is bench/live.py's
+figure: the waits here are deadlines for a push that never comes, not a speed claim); a row
+the sweep sets aside joins an open set-aside list; removed sample rows leave open boards;
+signed out is refused; a failed server side closes with a code the ws extension reconnects
+on."""
 
 from __future__ import annotations
 
@@ -29,6 +31,9 @@ from web.live import endpoint as live
 pytestmark = pytest.mark.integration
 BOARD_SOCKET = "/live?screen=board&connection=venue&app=venue&table=orders&q=&state="
 ASIDE_SOCKET = "/live?screen=set_aside&connection=venue"
+PUSH_DEADLINE = 15.0
+"""Seconds after which a push that has not come is a failure (a loaded machine's push takes
+well under one; bench/live.py measures it)."""
 
 
 def cookie_of(client: FlaskClient) -> str:
@@ -38,7 +43,7 @@ def cookie_of(client: FlaskClient) -> str:
     return f"session={cookie.value}"
 
 
-def test_open_board_hears_the_timed_move_within_a_second(
+def test_open_board_hears_the_timed_move(
     screens_site: Site,
     signed_in: Callable[[str], FlaskClient],
     base_url: str,
@@ -59,8 +64,8 @@ def test_open_board_hears_the_timed_move_within_a_second(
         assert [d.key for d in report.moved] == [key]
         message = ""
         while f"row-orders-{key}" not in message:
-            message = socket.receive(timeout=1.0) or ""
-            assert time.monotonic() - started < 1.0, "no push within a second of the move"
+            message = socket.receive(timeout=PUSH_DEADLINE) or ""
+            assert time.monotonic() - started < PUSH_DEADLINE, "no push of the move"
     finally:
         socket.close()
         client.close()
@@ -70,7 +75,7 @@ def test_open_board_hears_the_timed_move_within_a_second(
     assert 'id="count-orders-cancelled" hx-swap-oob="true"' in message
 
 
-def receive_until(socket: Client, wanted: str, started: float, bound: float = 1.0) -> str:
+def receive_until(socket: Client, wanted: str, started: float, bound: float = PUSH_DEADLINE) -> str:
     """The first message holding `wanted`, read within `bound` seconds of `started`."""
     message = ""
     while wanted not in message:
