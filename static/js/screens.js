@@ -83,11 +83,22 @@ function startClocks() {
   scheduleMinute();
 }
 
+// The minute the shown words were drawn in: the page's render, then each refetch. The next
+// refetch is 1.5 s into the minute after it, or at once when that has passed already (a page
+// drawn at 19:59:59 whose script ran at 20:00:00.5 refetches at 20:00:01.5, not at 20:01:01.5).
 let minuteTimer = null;
+let wordsMinute = null;
 function scheduleMinute() {
   clearTimeout(minuteTimer);
-  const wait = 60000 - (serverNow().getTime() % 60000) + 1500;
+  const now = serverNow().getTime();
+  if (wordsMinute === null) {
+    const clock = document.querySelector("time.venue-clock");
+    const drawn = clock ? Date.parse(clock.getAttribute("datetime")) : Number.NaN;
+    wordsMinute = Math.floor((Number.isNaN(drawn) ? now : drawn) / 60000) * 60000;
+  }
+  const wait = Math.max(0, wordsMinute + 60000 + 1500 - now);
   minuteTimer = setTimeout(() => {
+    wordsMinute = Math.floor(serverNow().getTime() / 60000) * 60000;
     document.querySelectorAll("[data-clock-refetch]").forEach((list) => {
       htmx.trigger(list, "adminium:minute");
     });

@@ -207,6 +207,48 @@ def test_wall_clock_is_set_by_the_server_with_the_round_trip(
         screens_site.app.config["CLOCK"] = screens_site.clock
 
 
+def test_a_clock_measured_after_the_minute_turned_still_refetches_that_minute(
+    page: Page, base: str, screens_site: Site
+) -> None:
+    # Friday's order closes at 21:00 BST = 20:00 UTC. The wall is drawn at 19:59:59 UTC and
+    # fetched again as its socket opens ("now": under a minute left); only then does its
+    # clock's measurement come back, reading 20:00:00, the minute its words were drawn in
+    # being over. They are fetched again at 20:00:01.5 ("moves at the next minute"), not at
+    # 20:01:01.5 as the next minute seen from the measurement would have it. The server's
+    # clock stands still at each reading, and the measurement is held until the socket's
+    # fetch is done, so nothing here depends on how fast the machine is.
+    screens_site.clock.now = at("2026-07-10 19:59")
+    record_sweep(screens_site, minutes_ago=0)
+    key = add_order(screens_site, at("2026-07-10 18:00"), items="1 × pie")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    sign_in(page, base, "manager@venue.test", "/connections")
+    expect(page.locator("#connection-venue")).to_have_count(1)
+    screens_site.app.config["CLOCK"] = lambda: at("2026-07-10 19:59:59")
+    held: list[Route] = []
+    released = threading.Event()
+
+    def measurement(route: Route) -> None:
+        if released.is_set():
+            route.fulfill(json={"now": "2026-07-10T20:00:00+00:00"})
+        else:
+            held.append(route)
+
+    try:
+        page.route("**/clock", measurement)
+        with page.expect_response(lambda r: "/orders/columns" in r.url) as fetched:
+            page.goto(f"{base}{WALL}")
+        card = page.locator(f"#row-orders-{key} .relative")
+        expect(card).to_have_text("now")
+        assert fetched.value.ok
+        screens_site.app.config["CLOCK"] = lambda: at("2026-07-10 20:00:01.5")
+        released.set()
+        for route in held:
+            route.fulfill(json={"now": "2026-07-10T20:00:00+00:00"})
+        expect(card).to_have_text("moves at the next minute", timeout=8_000)
+    finally:
+        screens_site.app.config["CLOCK"] = screens_site.clock
+
+
 def test_due_rows_say_what_is_true_of_a_stalled_clock_said_once(
     page: Page, base: str, screens_site: Site, screenshot: Callable[[str], Path]
 ) -> None:
