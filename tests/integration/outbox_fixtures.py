@@ -136,3 +136,52 @@ def smtp_server(refuse: str | None = None, stall: float = 0.0) -> Iterator[tuple
         yield f"smtp://127.0.0.1:{port}", inbox
     finally:
         controller.stop()
+
+
+@dataclass
+class FaultyInbox(Inbox):
+    """A mail server that takes most messages and fails one way for each named recipient:
+    `nobody@` refused at RCPT (550), `refuse@` refused after DATA (554), `drop@` the
+    connection closed inside DATA with no answer, `broken@` a handler that raises (aiosmtpd
+    answers 500). What it took is in `received`; `sessions` counts the connections."""
+
+    sessions: int = 0
+
+    async def handle_EHLO(
+        self, server: Any, session: Any, envelope: Any, hostname: str, responses: list[str]
+    ) -> list[str]:
+        self.sessions += 1
+        session.host_name = hostname
+        return responses
+
+    async def handle_RCPT(
+        self, server: Any, session: Any, envelope: Any, address: str, options: list[str]
+    ) -> str:
+        if address.startswith("nobody@"):
+            return "550 5.1.1 No such user here"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        to = envelope.rcpt_tos[0]
+        if to.startswith("refuse@"):
+            return "554 5.7.1 Message refused by policy"
+        if to.startswith("drop@"):
+            server.transport.close()
+            return "421 closing"  # never reaches the client: the connection is gone
+        if to.startswith("broken@"):
+            raise RuntimeError("the mail handler broke")
+        return await super().handle_DATA(server, session, envelope)
+
+
+@contextmanager
+def faulty_smtp_server() -> Iterator[tuple[str, FaultyInbox]]:
+    """A real aiosmtpd server with a FaultyInbox on a free local port: its URL and inbox."""
+    inbox = FaultyInbox()
+    port = free_port()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield f"smtp://127.0.0.1:{port}", inbox
+    finally:
+        controller.stop()
