@@ -152,3 +152,41 @@ def test_bad_receivers_stop_no_other_delivery_and_each_event_goes_once(
     attempts = attempt_rows(faults_shop.engine)
     assert len(attempts) == len(good) + tries * len(bad)
     assert sum(1 for a in attempts if a["ok"]) == len(good)
+
+
+def test_a_host_that_resolves_to_the_loopback_is_refused_at_each_post(faults_shop: Shop) -> None:
+    """A webhook added while it resolved elsewhere (or with private addresses allowed) is
+    checked again as each POST is made: nothing reaches the loopback unless allowed."""
+    cancel(faults_shop)
+    with receiver() as kitchen:
+        local = kitchen.url.replace("127.0.0.1", "localhost")  # resolved: 127.0.0.1
+        hooks = {"kitchen": Endpoint("kitchen", local, make_secret())}
+        refused = drain(faults_shop.engine, "shop", hooks, clock=lambda: NOW)
+        assert not kitchen.in_request.is_set()
+        later = NOW + RETRY_WAITS[0]
+        allowed = drain(faults_shop.engine, "shop", hooks, clock=lambda: later, allow_private=True)
+    [kitchen_row] = [r for r in delivery_rows(faults_shop.engine) if r["webhook"] == "kitchen"]
+    assert kitchen_row["id"] in refused.retried
+    assert allowed.sent == [kitchen_row["id"]]
+    assert len(kitchen.received) == 1
+    [first, _] = [
+        a for a in attempt_rows(faults_shop.engine) if a["delivery_id"] == kitchen_row["id"]
+    ]
+    assert (first["status"], first["ok"], first["answer"]) == (
+        None,
+        False,
+        "the webhook's host localhost (it resolves to 127.0.0.1) is a loopback address:"
+        " webhooks post to public addresses only, unless ADMINIUM_WEBHOOKS_ALLOW_PRIVATE=1"
+        " allows the machine's own networks",
+    )
+
+
+def test_a_redirect_is_an_answer_never_followed(faults_shop: Shop) -> None:
+    cancel(faults_shop)
+    with receiver() as elsewhere, receiver(status=307, location=elsewhere.url) as moved:
+        done = drain_at(faults_shop, {"kitchen": moved.url}, NOW)
+    [row] = [r for r in delivery_rows(faults_shop.engine) if r["webhook"] == "kitchen"]
+    assert row["id"] in done.retried
+    assert (row["status"], row["answer"]) == ("queued", "307 kitchen screen is down")
+    assert len(moved.received) == 1
+    assert elsewhere.received == []  # the signed event went nowhere the URL does not name
