@@ -1,7 +1,7 @@
 """The outbox jobs: RQ glue around `services.outbox`.
 
 `run_drain` sends one connection's due emails. A commit that queued mail, and a sweep that
-queued reminders, enqueue it unless one already waits to start (`services.sending.DrainJob`:
+queued reminders, enqueue it unless one already waits to start (`services.drain_job.DrainJob`:
 the drain clears its waiting mark as it starts, so mail queued while it runs gets a drain
 of its own); the minute's tick enqueues it for every connection with producers
 (`enqueue_drains`): the safety net, and the retries' clock.

@@ -36,8 +36,9 @@ from core.store.schema import deliveries, delivery_attempts
 from core.writes.pipeline import WriteResult
 from services import sending
 from services.connections import get_connection
+from services.drain_job import DrainJob
 from services.events import Publisher
-from services.sending import Drained, DrainJob, DropAnswer, Refused
+from services.sending import Drained, DropAnswer, Refused
 from services.storage import connection_engine
 from services.sweep_ledger import QUEUE
 from services.webhook_http import post

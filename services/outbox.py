@@ -35,12 +35,12 @@ from core.writes.pipeline import WriteResult
 from services import sending
 from services.apps import app_store
 from services.connections import get_connection, list_connections
+from services.drain_job import DrainJob
 from services.errors import NotFound
 from services.events import Publisher, events_channel
 from services.sending import (
     DEADLINE,
     Drained,
-    DrainJob,
     DropAnswer,
     Dropped,
     Refused,
@@ -207,7 +207,7 @@ def outbox_event(connection: str, app: str) -> str:
 
 def enqueue_drain(queue: Queue, connection: str) -> bool:
     """Enqueue a drain of a connection unless one already waits to start (it will claim
-    what this commit queued); whether one was enqueued (`services.sending.DrainJob`)."""
+    what this commit queued); whether one was enqueued (`services.drain_job.DrainJob`)."""
     return DRAIN.enqueue(queue, connection)
 
 

@@ -20,9 +20,7 @@ Each table has the columns `id`, `app`, `table_name`, `row_key`, `status` (queue
 failed, dropped: `core.store.schema.MailStatus`), `attempts`, `send_at`, `sent_at`,
 `answer`, `dropped_by` and `dropped_at`.
 
-After a commit that queued rows, a drain is enqueued unless one already waits to start
-(`DrainJob`): a Redis mark says one waits, and the drain clears it as it starts, so a
-commit while a drain runs (it may have made its last claim) gets a drain of its own.
+After a commit that queued rows, a drain is enqueued (`services.drain_job`).
 """
 
 from __future__ import annotations
@@ -35,9 +33,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-import redis
 import sqlalchemy as sa
-from rq import Queue
 from rq.timeouts import BaseTimeoutException
 from sqlalchemy.engine import Connection, Engine
 
@@ -57,73 +53,11 @@ ANSWER_CHARS = 500
 """How much of a fault's words an answer keeps."""
 DEADLINE = 50.0
 """Seconds a drain may run; what it did not reach goes next time."""
-WAITING_TTL = 120
-"""Seconds a drain's waiting mark lasts at most (a job lost before it started)."""
 
 Send = Callable[[Connection, Mapping[str, Any], datetime], str]
 """Send one claimed row (in the claim's transaction, `now` the try's time): the answer to
 record; or `Refused` with the answer, `Undeliverable` or `Dropped` with the reason. Anything
 else it raises is a refusal too, its type and words the answer."""
-
-
-@dataclass(frozen=True)
-class DrainJob:
-    """The drain job of one table, enqueued after the commits that queue its rows.
-
-    Not one job id per connection: a drain already running may have made its last claim,
-    so a commit during it needs a drain of its own. Drains of one connection side by side
-    share the work through SKIP LOCKED. The mark expires, so a lost job is not waited on.
-    """
-
-    job: str
-    """The job's dotted name (named, so the operations layer imports no adapter)."""
-    kind: str
-    """The word in the waiting mark's key and the job's description."""
-    timeout: int
-    """Seconds the job may run."""
-
-    def waiting_key(self, connection: str) -> str:
-        """The Redis key held while a drain of the connection waits in the queue."""
-        return f"adminium:{self.kind}:waiting:{connection}"
-
-    def enqueue(self, queue: Queue, connection: str) -> bool:
-        """Enqueue a drain of the connection unless one already waits to start (it will
-        claim what this commit queued); whether one was enqueued."""
-        key = self.waiting_key(connection)
-        if not queue.connection.set(key, 1, nx=True, ex=WAITING_TTL):
-            log.debug("%s drain of connection %s already waiting", self.kind, connection)
-            return False
-        try:
-            queue.enqueue(
-                self.job,
-                connection,
-                job_timeout=self.timeout,
-                result_ttl=0,
-                failure_ttl=60,
-                description=f"{self.kind} {connection}",
-            )
-        except redis.RedisError:
-            queue.connection.delete(key)
-            raise
-        return True
-
-    def started(self, client: redis.Redis | None, connection: str) -> None:
-        """A drain starts: it clears the mark, so from now on a commit enqueues another."""
-        if client is not None:
-            client.delete(self.waiting_key(connection))
-
-    def wake(self, client: redis.Redis | None, queue_name: str, connection: str) -> None:
-        """After a commit: enqueue a drain of the connection. Best effort: the minute's
-        drain is the safety net."""
-        if client is None:
-            return
-        try:
-            self.enqueue(Queue(queue_name, connection=client), connection)
-        except redis.RedisError as error:
-            log.warning(
-                "%s drain of connection %s not enqueued: %s",
-                self.kind, connection, type(error).__name__,
-            )  # fmt: skip
 
 
 class Refused(Exception):
@@ -340,9 +274,11 @@ def _said(
 
 
 def _reason(error: BaseException) -> str:
-    """An exception as a one-line answer: its type and first line, at most ANSWER_CHARS."""
-    text = str(error).strip().splitlines()
-    said = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    """An exception as a one-line answer: its type and first line, at most ANSWER_CHARS (a
+    database's own error rather than SQLAlchemy's wrapping of it)."""
+    cause = getattr(error, "orig", None) or error
+    text = str(cause).strip().splitlines()
+    said = f"{type(cause).__name__}: {text[0]}" if text else type(cause).__name__
     return said[:ANSWER_CHARS]
 
 
