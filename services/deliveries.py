@@ -38,7 +38,7 @@ from services import sending
 from services.connections import get_connection
 from services.drain_job import DrainJob
 from services.events import Publisher
-from services.sending import Drained, DropAnswer, Refused
+from services.sending import Drained, DropAnswer, Refused, plain_text
 from services.storage import connection_engine
 from services.sweep_ledger import QUEUE
 from services.webhook_http import post
@@ -94,6 +94,7 @@ class _Sender:
         started = time.monotonic()
         status, ok, answer = self._try(row, now)
         elapsed = round((time.monotonic() - started) * 1000)
+        answer = plain_text(answer)
         conn.execute(
             sa.insert(delivery_attempts).values(
                 delivery_id=row["id"], at=now, status=status, ok=ok, answer=answer, ms=elapsed

@@ -235,21 +235,24 @@ def _try(
     sender works in a savepoint: what it wrote stays with its answer (a delivery's try), and
     is rolled back when it raises anything else, so the mark always lands."""
     where = f"{noun} {row['id']} of {row['app']}.{row['table_name']} key={row['row_key']}"
-    savepoint = conn.begin_nested()
+    # A plain SAVEPOINT (no RELEASE: the commit ends it), one round trip a try.
+    conn.execute(_SAVEPOINT)
     try:
         answer = send(conn, row, now)
     except BaseTimeoutException:
         raise
     except (Refused, Dropped, Undeliverable) as said:
-        savepoint.commit()
         return _said(conn, table, row, now, said, where)
     except Exception as error:  # any other fault is this row's try, never the drain's stop
-        savepoint.rollback()
+        conn.execute(_ROLLBACK_TO)
         log.debug("%s: its try raised", where, exc_info=True)
         return _refused(conn, table, row, now, _reason(error), where)
-    savepoint.commit()
     _update(conn, table, row["id"], status=MailStatus.sent.value, sent_at=now, answer=answer)
     return Outcome.sent
+
+
+_SAVEPOINT = sa.text("SAVEPOINT adminium_try")
+_ROLLBACK_TO = sa.text("ROLLBACK TO SAVEPOINT adminium_try")
 
 
 def _said(
@@ -303,7 +306,14 @@ def _refused(
 
 
 def _update(conn: Connection, table: sa.Table, row_id: int, **values: Any) -> None:
+    if isinstance(values.get("answer"), str):
+        values["answer"] = plain_text(values["answer"])
     conn.execute(sa.update(table).where(table.c.id == row_id).values(**values))
+
+
+def plain_text(text: str) -> str:
+    """Text PostgreSQL keeps: a NUL (which a reply may hold) shown as U+FFFD."""
+    return text.replace("\x00", "\ufffd")
 
 
 def send_again(
