@@ -74,8 +74,9 @@ def drain_at(shop: Shop, urls: dict[str, str], when: datetime) -> Drained:
     [
         (many_headers(150), False, "HTTPException: got more than 100 headers"),
         (SMTP_BANNER, True, f"BadStatusLine: {SMTP_BANNER.decode().strip()}"),
+        (b"HTTP/1.1 500 Oops\r\nContent-Length: 5\r\n\r\nab\x00cd", False, "500 ab\ufffdcd"),
     ],
-    ids=["150-headers", "smtp-banner"],
+    ids=["150-headers", "smtp-banner", "nul-in-reply"],
 )
 def test_a_malformed_reply_is_one_delivery_s_retry_not_the_drain_s_stop(
     faults_shop: Shop, answer: bytes, greets: bool, why: str
