@@ -5,7 +5,8 @@ The receiver's host is resolved at each POST and every address it resolves to is
 refuses the POST before any byte is sent, unless the operator allowed them
 (`ADMINIUM_WEBHOOKS_ALLOW_PRIVATE=1`). The connection is then made to an address so checked,
 never to a second lookup's answer (which a DNS server could point elsewhere), with the
-URL's host name still the one TLS verifies and `Host` names. No proxy from the environment
+URL's host name still the one TLS verifies and `Host` names. The whole POST has `timeout`
+seconds, however slowly the receiver answers. No proxy from the environment
 is used, and a redirect is an answer like any other (http.client follows none), so the
 signature never goes anywhere the URL does not name. A user and password in the URL go as
 HTTP Basic authentication.
@@ -14,9 +15,11 @@ HTTP Basic authentication.
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import socket
 import ssl
+import threading
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -45,11 +48,35 @@ def post(
         sent["authorization"] = "Basic " + base64.b64encode(pair).decode()
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     try:
-        connection.request("POST", path, body.encode(), sent)
-        answer = connection.getresponse()
-        return answer.status, _first(answer.read(ANSWER_BYTES))
+        connection.connect()
+        # `timeout` bounds each wait; this bounds the whole POST, so a receiver that drips
+        # its answer a byte at a time is cut off at the same `timeout`.
+        cut = threading.Event()
+        cutoff = threading.Timer(timeout, _cut, (connection.sock, cut))
+        cutoff.start()
+        late = TimeoutError(f"no whole answer within {timeout:g} s")
+        try:
+            connection.request("POST", path, body.encode(), sent)
+            with connection.getresponse() as answer:
+                got = answer.status, _first(answer.read(ANSWER_BYTES))
+        except (OSError, http.client.HTTPException) as error:
+            if cut.is_set() or isinstance(error, TimeoutError):  # whichever came first
+                raise late from error
+            raise
+        finally:
+            cutoff.cancel()
+        if cut.is_set():  # what was read before the cut ended it is no whole answer
+            raise late
+        return got
     finally:
         connection.close()
+
+
+def _cut(sock: socket.socket, cut: threading.Event) -> None:
+    """End a POST that ran past its time: its reads and writes fail at once."""
+    cut.set()
+    with contextlib.suppress(OSError):  # closed already: the POST ended by itself
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def _connection(

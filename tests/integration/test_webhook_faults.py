@@ -1,7 +1,7 @@
 """One bad receiver never stops the drain or posts another twice: an answer of 150 headers,
-a port that is no web server (a mail server's banner), a 500 and a reply slower than the
-timeout, beside a receiver that takes its events. Times are UTC, on the tests' own clock
-(no signature is verified here)."""
+a port that is no web server (a mail server's banner), a 500, a reply slower than the
+timeout and one dripped a line at a time past it, beside a receiver that takes its events.
+Times are UTC, on the tests' own clock (no signature is verified here)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,9 @@ from tests.integration.webhook_fixtures import (
 NOW = at("2026-06-12 10:00")
 TIMEOUT = 0.3
 """Seconds a receiver has to answer here (the product's is 10)."""
-HOOKS = ("kitchen", "headers", "banner", "down", "slow")
+HOOKS = ("kitchen", "headers", "banner", "down", "slow", "drip")
+DRIP = b"".join([b"HTTP/1.1 200 OK\r\n", *(b"X-Slow: %d\r\n" % n for n in range(50)), b"\r\n"])
+"""An answer sent a line every 0.1 s: each read is quick, the whole one past TIMEOUT."""
 
 
 @pytest.fixture
@@ -114,6 +116,7 @@ def test_bad_receivers_stop_no_other_delivery_and_each_event_goes_once(
         raw_server(SMTP_BANNER, greets=True) as banner,
         receiver(status=500) as down,
         receiver(stall=30.0) as slow,
+        raw_server(DRIP, drip=0.1) as drip,
     ):
         urls = {
             "kitchen": kitchen.url,
@@ -121,6 +124,7 @@ def test_bad_receivers_stop_no_other_delivery_and_each_event_goes_once(
             "banner": banner.url,
             "down": down.url,
             "slow": slow.url,
+            "drip": drip.url,
         }
         first = drain_at(faults_shop, urls, NOW)
         # The good receiver had both events in the first drain; the others wait to retry.
@@ -147,7 +151,8 @@ def test_bad_receivers_stop_no_other_delivery_and_each_event_goes_once(
         "headers": {("failed", tries, "HTTPException: got more than 100 headers")},
         "banner": {("failed", tries, f"BadStatusLine: {SMTP_BANNER.decode().strip()}")},
         "down": {("failed", tries, "500 kitchen screen is down")},
-        "slow": {("failed", tries, "TimeoutError: timed out")},
+        "slow": {("failed", tries, f"TimeoutError: no whole answer within {TIMEOUT:g} s")},
+        "drip": {("failed", tries, f"TimeoutError: no whole answer within {TIMEOUT:g} s")},
     }
     # Every try is kept: one for each good event, six for each bad one.
     attempts = attempt_rows(faults_shop.engine)

@@ -146,6 +146,8 @@ class RawServer:
     greets: bool = False
     url: str = ""
     connections: int = 0
+    drip: float = 0.0
+    """Seconds between the answer's lines, when it drips them (each within any timeout)."""
 
 
 def many_headers(count: int) -> bytes:
@@ -159,9 +161,9 @@ SMTP_BANNER = b"220 mail.internal.example ESMTP Postfix (Debian/GNU)\r\n"
 
 
 @contextmanager
-def raw_server(answer: bytes, *, greets: bool = False) -> Iterator[RawServer]:
+def raw_server(answer: bytes, *, greets: bool = False, drip: float = 0.0) -> Iterator[RawServer]:
     """A RawServer on a free loopback port, in a thread; its URL in `url`."""
-    got = RawServer(answer, greets)
+    got = RawServer(answer, greets, drip=drip)
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
@@ -181,7 +183,13 @@ def raw_server(answer: bytes, *, greets: bool = False) -> Iterator[RawServer]:
                 try:
                     if not got.greets:
                         _read_request(client)
-                    client.sendall(got.answer)
+                    if got.drip:
+                        for line in got.answer.splitlines(keepends=True):
+                            if stop.wait(got.drip):
+                                break
+                            client.sendall(line)
+                    else:
+                        client.sendall(got.answer)
                     if got.greets:
                         _read_request(client)
                 except OSError:
