@@ -8,6 +8,7 @@ import asyncio
 import copy
 import socket
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,15 +16,18 @@ from email import message_from_bytes
 from email.message import Message
 from typing import Any
 
+import psycopg
 import redis
 import sqlalchemy as sa
 from aiosmtpd.controller import Controller
+from psycopg import sql
 from rq import Queue
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
 from services.sweep_ledger import QUEUE
-from tests.integration.sweep_fixtures import SHOP
+from tests.conftest import database_url_for
+from tests.integration.sweep_fixtures import SHOP, Shop, build_shop
 
 
 def mail_shop_manifest(lead_at: str | None = None) -> dict[str, Any]:
@@ -75,6 +79,33 @@ def mail_shop_manifest(lead_at: str | None = None) -> dict[str, Any]:
         ],
     }
     return manifest
+
+
+@contextmanager
+def module_shop(server_url: str, manifest: dict[str, Any]) -> Iterator[Shop]:
+    """A shop on a database of its own for a whole test module (making databases is the
+    slow part); each test empties what it wrote (`reset_shop`). Dropped afterwards."""
+    name = f"adm_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        shop = build_shop(database_url_for(server_url, name), manifest)
+        yield shop
+        shop.engine.dispose()
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+def reset_shop(shop: Shop) -> Shop:
+    """The shop as a test expects it: no orders, emails or deliveries, ids from 1."""
+    shop.sql(
+        "TRUNCATE orders, adminium.outbox, adminium.deliveries, adminium.delivery_attempts,"
+        " adminium.audit RESTART IDENTITY"
+    )
+    return shop
 
 
 def outbox_rows(engine: sa.Engine) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ are UTC."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,7 +22,9 @@ from services.smtp import SmtpConfig
 from tests.integration.outbox_fixtures import (
     faulty_smtp_server,
     mail_shop_manifest,
+    module_shop,
     outbox_rows,
+    reset_shop,
     smtp_server,
 )
 from tests.integration.pipeline_fixtures import at
@@ -33,9 +35,15 @@ SENDER = "orders@shop.example"
 POISON = "poison@example.com\r\nBcc: x@evil.example"
 
 
+@pytest.fixture(scope="module")
+def shared_mail_shop(server_database_url: str) -> Iterator[Shop]:
+    with module_shop(server_database_url, mail_shop_manifest()) as shop:
+        yield shop
+
+
 @pytest.fixture
-def mail_shop(make_shop: Callable[..., Shop]) -> Shop:
-    return make_shop(mail_shop_manifest())
+def mail_shop(shared_mail_shop: Shop) -> Shop:
+    return reset_shop(shared_mail_shop)
 
 
 def cancel(shop: Shop, address: str) -> int:
@@ -183,10 +191,14 @@ def test_a_server_that_fails_some_messages_takes_every_other_once(
     )
 
 
-def test_a_fault_of_the_database_inside_one_try_is_that_email_s_try(mail_shop: Shop) -> None:
+def test_a_fault_of_the_database_inside_one_try_is_that_email_s_try(
+    make_shop: Callable[..., Shop],
+) -> None:
     """A reminder is read against its row before it goes; with the venue's table renamed
     under it, that read fails inside the try. The try is counted with the database's words
-    (its savepoint rolled back) and the next email goes in the same drain."""
+    (its savepoint rolled back) and the next email goes in the same drain. (A shop of its
+    own: its table is renamed.)"""
+    mail_shop = make_shop(mail_shop_manifest())
     mail_shop.sql(
         "INSERT INTO adminium.outbox (app, table_name, row_key, producer, kind, moment, address,"
         " subject, body, queued_at, send_at) VALUES ('mailshop', 'orders', '1', 2, 'reminder',"

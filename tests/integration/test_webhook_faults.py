@@ -6,7 +6,7 @@ Times are UTC, on the tests' own clock (no signature is verified here)."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,6 +18,7 @@ from core.writes.request import WriteRequest
 from services.deliveries import drain
 from services.sending import RETRY_WAITS, Drained
 from services.webhooks import Endpoint, make_secret
+from tests.integration.outbox_fixtures import module_shop, reset_shop
 from tests.integration.pipeline_fixtures import at
 from tests.integration.sweep_fixtures import SHOP, Shop
 from tests.integration.webhook_fixtures import (
@@ -37,9 +38,9 @@ DRIP = b"".join([b"HTTP/1.1 200 OK\r\n", *(b"X-Slow: %d\r\n" % n for n in range(
 """An answer sent a line every 0.1 s: each read is quick, the whole one past TIMEOUT."""
 
 
-@pytest.fixture
-def faults_shop(make_shop: Callable[..., Shop]) -> Shop:
-    """The shop whose cancelled orders post to five webhooks, one of them good."""
+@pytest.fixture(scope="module")
+def shared_faults_shop(server_database_url: str) -> Iterator[Shop]:
+    """The shop whose cancelled orders post to six webhooks, one of them good."""
     manifest = copy.deepcopy(SHOP)
     manifest["name"] = "hookshop"
     manifest["automations"] = [
@@ -51,7 +52,13 @@ def faults_shop(make_shop: Callable[..., Shop]) -> Shop:
         }
         for hook in HOOKS
     ]
-    return make_shop(manifest)
+    with module_shop(server_database_url, manifest) as shop:
+        yield shop
+
+
+@pytest.fixture
+def faults_shop(shared_faults_shop: Shop) -> Shop:
+    return reset_shop(shared_faults_shop)
 
 
 def cancel(shop: Shop) -> None:
