@@ -238,3 +238,6 @@ def test_an_address_refused_on_the_way_in_shows_why_with_drop(
         in row
     )
     assert f"{OUTBOX}/{mail}/drop" in row
+    # The email itself still reads as it would have gone (its headers as kept, escaped).
+    page = signed_in("staff").get(f"{OUTBOX}/{mail}")
+    assert page.status_code == 200 and "Bcc: x@evil.example" in page.text
