@@ -138,13 +138,22 @@ def receiver_url(port: int) -> str:
 
 def point_demo_webhook(session: Any, port: int) -> None:
     """The demo webhook, added with its secret (the receiver reads it from the control plane)
-    or pointed at this run's port."""
+    or pointed at this run's port. It is the product's own receiver on the loopback, which
+    webhooks post to only where private addresses are allowed (`adminium run` allows them
+    for the demo: `demo_env`)."""
     url = receiver_url(port)
     found = {w.name: w for w in webhooks.list_webhooks(session, DEMO_CONNECTION)}
     if DEMO_WEBHOOK not in found:
-        webhooks.add_webhook(session, DEMO_CONNECTION, DEMO_WEBHOOK, url)
+        webhooks.add_webhook(session, DEMO_CONNECTION, DEMO_WEBHOOK, url, allow_private=True)
     elif found[DEMO_WEBHOOK].url != url:
-        webhooks.set_webhook_url(session, DEMO_CONNECTION, DEMO_WEBHOOK, url)
+        webhooks.set_webhook_url(session, DEMO_CONNECTION, DEMO_WEBHOOK, url, allow_private=True)
+
+
+def demo_env(environ: dict[str, str]) -> None:
+    """What the demo needs of the Procfile's environment: its webhook posts to the web's
+    own receiver on the loopback, so private addresses are allowed unless the operator
+    said otherwise (`ADMINIUM_WEBHOOKS_ALLOW_PRIVATE=0`)."""
+    environ.setdefault(webhooks.ALLOW_PRIVATE, "1")
 
 
 def add_demo_user(session: Any) -> None:

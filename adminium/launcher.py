@@ -17,7 +17,7 @@ from types import FrameType
 
 import click
 
-from adminium.demo import demo_wanted, install_demo
+from adminium.demo import demo_env, demo_wanted, install_demo
 from adminium.embedded import Embedded, instance_folder, start_postgres, start_redis
 from adminium.supervisor import Supervisor, read_procfile
 from services.apps import install_adminium_tables
@@ -91,6 +91,8 @@ def process_env(embedded: Embedded) -> dict[str, str]:
         env.update(embedded_smtp(instance_folder() / "mail"))
     if not env.get("SECRET_KEY"):
         env["SECRET_KEY"] = local_secret(instance_folder() / "secret_key")
+    if demo_wanted():
+        demo_env(env)
     # gunicorn and rq live beside this interpreter, whether or not the venv is activated.
     bin_folder = str(Path(sys.executable).parent)
     env["PATH"] = os.pathsep.join([bin_folder, env.get("PATH", os.defpath)])

@@ -90,7 +90,4 @@ def outbox_send(connection: str, app: str | None) -> None:
     tried = emails_by_id(engine, done.tried) if engine is not None else []
     for mail in tried:
         click.echo(_line(mail["app"], mail, zones.get(mail["app"], ZoneInfo("UTC"))))
-    click.echo(
-        f"outbox of {connection} via {config.shown}: sent {len(done.sent)}, to try again"
-        f" {len(done.retried)}, failed {len(done.failed)}, dropped {len(done.dropped)}"
-    )
+    click.echo(f"outbox of {connection} via {config.shown}: {done.summary()}")

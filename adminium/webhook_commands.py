@@ -1,8 +1,9 @@
 """Console commands for webhooks: the endpoints a connection's automations post to.
 
 `adminium webhook add CONN NAME URL` prints the new secret once (the receiver verifies
-with it); `list` shows names and URLs with any credential in them hidden; `remove` drops
-one. A secret is never printed again, nor logged.
+with it) and refuses a URL of a loopback, private or link-local address unless
+`ADMINIUM_WEBHOOKS_ALLOW_PRIVATE=1`; `list` shows names and URLs with any credential in them
+hidden; `remove` drops one. A secret is never printed again, nor logged.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ def webhook_add(connection: str, name: str, url: str) -> None:
     with control_plane() as session:
         added = webhooks.add_webhook(session, connection, name, url)
         click.echo(f"webhook {name} added on connection {connection}: {added.webhook.safe_url}")
+        if added.note:
+            click.echo(f"note: {added.note}", err=True)
         click.echo(f"signing secret (shown once, give it to the receiver): {added.secret}")
 
 

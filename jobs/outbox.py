@@ -1,7 +1,7 @@
 """The outbox jobs: RQ glue around `services.outbox`.
 
 `run_drain` sends one connection's due emails. A commit that queued mail, and a sweep that
-queued reminders, enqueue it unless one already waits to start (`services.sending.DrainJob`:
+queued reminders, enqueue it unless one already waits to start (`services.drain_job.DrainJob`:
 the drain clears its waiting mark as it starts, so mail queued while it runs gets a drain
 of its own); the minute's tick enqueues it for every connection with producers
 (`enqueue_drains`): the safety net, and the retries' clock.
@@ -15,14 +15,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rq import Queue, get_current_job
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from core.basics.errors import AdminiumError
+from services.errors import first_line
 from services.events import Publisher
 from services.outbox import (
     connections_with_outbox,
     drain_connection,
     enqueue_drain,
 )
+from services.sending import Drained
 from services.smtp import SmtpConfig
 from services.storage import open_session
 
@@ -37,18 +41,24 @@ def _control_url() -> str:
 
 
 def run_drain(connection: str) -> dict[str, Any]:
-    """The RQ job: send a connection's due emails now; what it did is the job's result."""
+    """The RQ job: send a connection's due emails now; its counts are the job's result.
+    A drain never raises what one email did (`services.sending`)."""
     job = get_current_job()
     publisher = Publisher(job.connection if job is not None else None)
-    with open_session(_control_url()) as session:
-        done = drain_connection(
-            session,
-            connection,
-            SmtpConfig.from_env(),
-            clock=lambda: datetime.now(UTC),
-            publisher=publisher,
-        )
-    return {"sent": len(done.sent), "retried": len(done.retried), "failed": len(done.failed)}
+    try:
+        with open_session(_control_url()) as session:
+            done = drain_connection(
+                session,
+                connection,
+                SmtpConfig.from_env(),
+                clock=lambda: datetime.now(UTC),
+                publisher=publisher,
+            )
+    except (SQLAlchemyError, AdminiumError) as error:
+        # The control plane, or the connection gone from it: said once, no traceback.
+        log.error("outbox drain of connection %s did not start: %s", connection, first_line(error))
+        return Drained(stopped=f"it did not start: {first_line(error)}").counts()
+    return done.counts()
 
 
 def enqueue_drains(queue: Queue, session: Session) -> int:

@@ -13,10 +13,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rq import Queue, get_current_job
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from core.basics.errors import AdminiumError
 from jobs.sweep import control_url
 from services.deliveries import DRAIN, drain_connection
+from services.errors import first_line
+from services.sending import Drained
 from services.storage import open_session
 from services.webhooks import connections_with_automations
 
@@ -24,12 +28,22 @@ log = logging.getLogger(__name__)
 
 
 def run_deliveries(connection: str) -> dict[str, Any]:
-    """The RQ job: deliver a connection's due events now; what it did is the job's result."""
+    """The RQ job: deliver a connection's due events now; its counts are the job's result.
+    A drain never raises what one delivery did (`services.sending`)."""
     job = get_current_job()
     client = job.connection if job is not None else None
-    with open_session(control_url()) as session:
-        done = drain_connection(session, connection, clock=lambda: datetime.now(UTC), client=client)
-    return {"sent": len(done.sent), "retried": len(done.retried), "failed": len(done.failed)}
+    try:
+        with open_session(control_url()) as session:
+            done = drain_connection(
+                session, connection, clock=lambda: datetime.now(UTC), client=client
+            )
+    except (SQLAlchemyError, AdminiumError) as error:
+        # The control plane, or the connection gone from it: said once, no traceback.
+        log.error(
+            "delivery drain of connection %s did not start: %s", connection, first_line(error)
+        )
+        return Drained(stopped=f"it did not start: {first_line(error)}").counts()
+    return done.counts()
 
 
 def enqueue_delivery_drains(queue: Queue, session: Session) -> int:

@@ -5,9 +5,13 @@ then failed) POSTs each event as JSON, signed as the Standard Webhooks specifica
 (the `standardwebhooks` package): `webhook-id` is the delivery's own id, the same on
 every try, so a receiver can drop a repeat; `webhook-timestamp` is the try's time;
 `webhook-signature` is `v1,<HMAC-SHA256>` of `id.timestamp.body` with the webhook's secret.
-A 2xx answer is delivered; anything else, no answer within the timeout, or a webhook the
-connection lacks, is refused and tried again. Each try is kept in
-`adminium.delivery_attempts` (status, time, how long, the answer's first bytes).
+One delivery per transaction (`services.sending`), to public addresses only unless the
+operator allows others (`services.webhook_http`). A 2xx answer is delivered; anything else
+(another status, no answer within the timeout, an answer that is not HTTP or is malformed,
+an address refused, a webhook the connection lacks) is that delivery's refused try, tried
+again later, and never another delivery's stop. Each try is kept in
+`adminium.delivery_attempts` (status, time, how long, the answer's first bytes, or why
+there was none).
 """
 
 from __future__ import annotations
@@ -15,8 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from math import floor
@@ -24,6 +26,7 @@ from typing import Any
 
 import redis
 import sqlalchemy as sa
+from rq.timeouts import BaseTimeoutException
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 from standardwebhooks.webhooks import Webhook as Signer
@@ -33,18 +36,18 @@ from core.store.schema import deliveries, delivery_attempts
 from core.writes.pipeline import WriteResult
 from services import sending
 from services.connections import get_connection
+from services.drain_job import DrainJob
 from services.events import Publisher
-from services.sending import Drained, DrainJob, Refused
+from services.sending import Drained, DropAnswer, Refused, plain_text
 from services.storage import connection_engine
 from services.sweep_ledger import QUEUE
-from services.webhooks import Endpoint, endpoints
+from services.webhook_http import post
+from services.webhooks import BlockedAddress, Endpoint, endpoints, private_allowed
 
 log = logging.getLogger(__name__)
 
 TIMEOUT = 10.0
 """Seconds a receiver has to answer one POST."""
-BATCH = 20
-"""Deliveries claimed per transaction (each may wait up to TIMEOUT for its receiver)."""
 DEADLINE = 50.0
 DELIVERY_JOB = "jobs.webhooks.run_deliveries"
 """The job a commit that queued deliveries enqueues (named, so this layer imports no adapter)."""
@@ -52,16 +55,6 @@ DRAIN = DrainJob(DELIVERY_JOB, "deliveries", int(DEADLINE + TIMEOUT) + 10)
 """The delivery drain, enqueued after commits that queued deliveries."""
 USER_AGENT = "Adminium-Webhooks/1"
 NOUN = "delivery"
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is an answer like any other: refused, never followed with the signature."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirect())
 
 
 def webhook_id(connection: str, row: Mapping[str, Any]) -> str:
@@ -86,33 +79,22 @@ def signed_headers(endpoint: Endpoint, msg_id: str, body: str, now: datetime) ->
     }
 
 
-def post(url: str, body: str, headers: Mapping[str, str], timeout: float) -> tuple[int, str]:
-    """POST the body; the answer's status and first bytes. Raises OSError with no answer."""
-    request = urllib.request.Request(url, body.encode(), dict(headers), method="POST")
-    try:
-        with _OPENER.open(request, timeout=timeout) as answer:
-            return answer.status, _first(answer.read(ANSWER_BYTES))
-    except urllib.error.HTTPError as error:
-        with error:
-            return error.code, _first(error.read(ANSWER_BYTES))
-
-
-def _first(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")[:ANSWER_BYTES]
-
-
 class _Sender:
     """Sends the claimed deliveries of one connection and keeps each try."""
 
-    def __init__(self, connection: str, hooks: Mapping[str, Endpoint], timeout: float) -> None:
+    def __init__(
+        self, connection: str, hooks: Mapping[str, Endpoint], timeout: float, allow_private: bool
+    ) -> None:
         self.connection = connection
         self.hooks = hooks
         self.timeout = timeout
+        self.allow_private = allow_private
 
     def __call__(self, conn: Connection, row: Mapping[str, Any], now: datetime) -> str:
         started = time.monotonic()
         status, ok, answer = self._try(row, now)
         elapsed = round((time.monotonic() - started) * 1000)
+        answer = plain_text(answer)
         conn.execute(
             sa.insert(delivery_attempts).values(
                 delivery_id=row["id"], at=now, status=status, ok=ok, answer=answer, ms=elapsed
@@ -124,6 +106,8 @@ class _Sender:
         return shown
 
     def _try(self, row: Mapping[str, Any], now: datetime) -> tuple[int | None, bool, str]:
+        """One POST: its status (None without an answer), whether it delivered, the answer's
+        first bytes or why there was none. Whatever the POST raises is a try's reason here."""
         endpoint = self.hooks.get(row["webhook"])
         if endpoint is None:
             why = (
@@ -134,10 +118,15 @@ class _Sender:
         body = event_body(row)
         headers = signed_headers(endpoint, webhook_id(self.connection, row), body, now)
         try:
-            status, answer = post(endpoint.url, body, headers, self.timeout)
-        except (OSError, ValueError) as error:
-            reason = getattr(error, "reason", error)
-            return None, False, f"{type(reason).__name__}: {reason}"[:ANSWER_BYTES]
+            status, answer = post(
+                endpoint.url, body, headers, self.timeout, allow_private=self.allow_private
+            )
+        except BaseTimeoutException:
+            raise
+        except BlockedAddress as blocked:
+            return None, False, str(blocked)
+        except Exception as error:  # no answer, or one that is not HTTP: this try's reason
+            return None, False, f"{type(error).__name__}: {error}".strip()[:ANSWER_BYTES]
         return status, 200 <= status < 300, answer
 
 
@@ -148,26 +137,27 @@ def drain(
     *,
     clock: Callable[[], datetime],
     timeout: float = TIMEOUT,
-    batch: int = BATCH,
     deadline: float = DEADLINE,
     monotonic: Callable[[], float] | None = None,
+    allow_private: bool = False,
 ) -> Drained:
-    """Deliver a connection's queued events whose time has come, a batch per transaction."""
+    """Deliver a connection's queued events whose time has come, one per transaction, to
+    public addresses only unless `allow_private`; the run ends with its counts in the log."""
     done = sending.drain_due(
         engine,
         deliveries,
-        _Sender(connection, hooks, timeout),
+        _Sender(connection, hooks, timeout, allow_private),
         noun=NOUN,
         clock=clock,
-        batch=batch,
         deadline=deadline,
         monotonic=monotonic,
     )
-    if done.any:
-        log.info(
-            "deliveries of connection %s: sent %s, to try again %s, failed %s",
-            connection, len(done.sent), len(done.retried), len(done.failed),
-        )  # fmt: skip
+    log.log(
+        logging.INFO if done.any else logging.DEBUG,
+        "deliveries of connection %s: %s",
+        connection,
+        done.summary(),
+    )
     return done
 
 
@@ -187,12 +177,17 @@ def drain_connection(
     engine = connection_engine(get_connection(session, connection))
     hooks = endpoints(session, connection)
     session.rollback()
-    return drain(engine, connection, hooks, clock=clock)
+    return drain(engine, connection, hooks, clock=clock, allow_private=private_allowed())
 
 
 def send_again(engine: Engine, delivery: int, app: str, *, now: datetime) -> bool:
     """A failed delivery queued again from now; False when there is none of that id in that app."""
     return sending.send_again(engine, deliveries, delivery, app, now=now, noun=NOUN)
+
+
+def drop(engine: Engine, delivery: int, app: str, *, now: datetime, actor: str) -> DropAnswer:
+    """A person drops a delivery that has not gone (queued or failed): never posted."""
+    return sending.drop(engine, deliveries, delivery, app, now=now, actor=actor, noun=NOUN)
 
 
 def send_again_now(

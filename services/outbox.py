@@ -1,10 +1,13 @@
-"""Delivery of the outbox over SMTP, "Send again", and the reads the Outbox screen shows.
+"""Delivery of the outbox over SMTP, "Send again", "Drop", and the reads the Outbox screen
+shows.
 
-A drain (`services.sending`: claimed `FOR UPDATE SKIP LOCKED` a batch per transaction,
-the answer recorded in it, tried again after 1 min, 5 min, 30 min, 2 h and 12 h, then
-failed) sends each email over one SMTP session (`services.smtp`). A worker that dies
-mid-batch takes its claim with it and another sends the batch again with the same
-`Message-ID`, so a resend is recognisable.
+A drain (`services.sending`: one email per transaction, claimed `FOR UPDATE SKIP LOCKED`,
+its answer committed before the next is claimed; any fault a counted try, tried again after
+1 min, 5 min, 30 min, 2 h and 12 h, then failed) sends each email over one SMTP session
+(`services.smtp`), opened again after one that broke. An email whose address is no single
+address (a line break in it: `core.outbox.addresses`) or that cannot be encoded is failed
+at its first try, never tried again. A worker that dies mid-send takes its claim with it and
+another sends that email again with the same `Message-ID`, so a resend is recognisable.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from rq import Queue
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
+from core.outbox.addresses import address_fault
 from core.outbox.reminders import Waiting, waiting_reminders, why_dropped
 from core.store.schema import outbox
 from core.store.store import Store
@@ -31,9 +35,17 @@ from core.writes.pipeline import WriteResult
 from services import sending
 from services.apps import app_store
 from services.connections import get_connection, list_connections
+from services.drain_job import DrainJob
 from services.errors import NotFound
 from services.events import Publisher, events_channel
-from services.sending import DEADLINE, Drained, DrainJob, Dropped, Refused
+from services.sending import (
+    DEADLINE,
+    Drained,
+    DropAnswer,
+    Dropped,
+    Refused,
+    Undeliverable,
+)
 from services.smtp import SmtpConfig, SmtpSession, build_message, reply_text
 from services.storage import connection_engine
 from services.sweep_ledger import QUEUE
@@ -46,26 +58,21 @@ DRAIN = DrainJob(DRAIN_JOB, "outbox", int(DEADLINE) + 10)
 """The outbox drain, enqueued after commits that queued mail."""
 
 
-MAIL_BATCH = 200
-"""Emails claimed per transaction: a mail server answers in a millisecond or two, so a
-batch is a fraction of a second (and a worker that dies resends at most this many)."""
-
-
 def drain(
     engine: Engine,
     connection: str,
     config: SmtpConfig,
     *,
     clock: Callable[[], datetime],
-    batch: int = MAIL_BATCH,
     deadline: float = DEADLINE,
     monotonic: Callable[[], float] | None = None,
     stores: Sequence[Store] = (),
     app: str | None = None,
 ) -> Drained:
-    """Send a connection's queued emails whose time has come (of one app, when named), a
-    batch per transaction. A reminder of an app among `stores` whose row has reached a
-    state it is not sent in is dropped unsent, with the reason (`core.outbox.reminders`)."""
+    """Send a connection's queued emails whose time has come (of one app, when named), one
+    per transaction; the run ends with its counts in the log. A reminder of an app among
+    `stores` whose row has reached a state it is not sent in is dropped unsent, with the
+    reason (`core.outbox.reminders`)."""
     session = SmtpSession(config)
     by_app = {store.app.name: store for store in stores}
     try:
@@ -75,23 +82,19 @@ def drain(
             partial(_send, session, connection, by_app),
             noun="email",
             clock=clock,
-            batch=batch,
             deadline=deadline,
             monotonic=monotonic,
             app=app,
         )
     finally:
         session.close()
-    if done.any:
-        log.info(
-            "outbox of connection %s via %s: sent %s, to try again %s, failed %s, dropped %s",
-            connection,
-            config.shown,
-            len(done.sent),
-            len(done.retried),
-            len(done.failed),
-            len(done.dropped),
-        )
+    log.log(
+        logging.INFO if done.any else logging.DEBUG,
+        "outbox of connection %s via %s: %s",
+        connection,
+        config.shown,
+        done.summary(),
+    )
     return done
 
 
@@ -103,26 +106,38 @@ def _send(
     row: Mapping[str, Any],
     now: datetime,
 ) -> str:
-    """Send one claimed email: the server's answer; Refused with it when it says no; Dropped
-    with the reason when it is a reminder its row no longer takes."""
+    """Send one claimed email: the server's answer; Refused with it when it says no;
+    Undeliverable when its address or a header cannot go into SMTP; Dropped with the reason
+    when it is a reminder its row no longer takes."""
     store = stores.get(row["app"])
     if row["kind"] == "reminder" and store is not None:
         reason = why_dropped(conn, store, row["producer"], row["row_key"])
         if reason is not None:
             raise Dropped(reason)
-    message = build_message(connection, row, session.config.mail_from)
+    fault = address_fault(row["address"])
+    if fault is not None:
+        raise Undeliverable(fault)
+    try:
+        message = build_message(connection, row, session.config.mail_from).as_bytes()
+    except Exception as error:  # the same words fail the same way every time
+        raise Undeliverable(
+            f"the email cannot be encoded: {type(error).__name__}: {error}"
+        ) from error
     try:
         return session.send(message, row["address"])
     except smtplib.SMTPResponseException as error:
         raise Refused(f"{error.smtp_code} {reply_text(error.smtp_error)}") from error
-    except (smtplib.SMTPException, OSError) as error:
-        raise Refused(f"{type(error).__name__}: {error}") from error
 
 
 def send_again(engine: Engine, mail: int, app: str, *, now: datetime) -> bool:
     """A failed email queued again from now, its tries counted anew; False when there is no
     failed email of that id in that app."""
     return sending.send_again(engine, outbox, mail, app, now=now, noun="email")
+
+
+def drop(engine: Engine, mail: int, app: str, *, now: datetime, actor: str) -> DropAnswer:
+    """A person drops an email that has not gone (queued or failed): never sent (`sending.drop`)."""
+    return sending.drop(engine, outbox, mail, app, now=now, actor=actor, noun="email")
 
 
 def app_emails(engine: Engine, app: str, *, limit: int = 100) -> list[dict[str, Any]]:
@@ -192,7 +207,7 @@ def outbox_event(connection: str, app: str) -> str:
 
 def enqueue_drain(queue: Queue, connection: str) -> bool:
     """Enqueue a drain of a connection unless one already waits to start (it will claim
-    what this commit queued); whether one was enqueued (`services.sending.DrainJob`)."""
+    what this commit queued); whether one was enqueued (`services.drain_job.DrainJob`)."""
     return DRAIN.enqueue(queue, connection)
 
 
@@ -238,6 +253,16 @@ def send_again_now(
         tell_outbox(publisher, store.connection, store.app.name, drain=True)
         log.info("email %s of %s sent again by %s", mail, store.app.name, actor)
     return again
+
+
+def drop_now(
+    store: Store, mail: int, *, now: datetime, publisher: Publisher, actor: str
+) -> DropAnswer:
+    """ "Drop" on an email that has not gone: never sent; the screens told."""
+    answer = drop(store.engine, mail, store.app.name, now=now, actor=actor)
+    if answer is DropAnswer.dropped:
+        tell_outbox(publisher, store.connection, store.app.name, drain=False)
+    return answer
 
 
 def tell_outbox(publisher: Publisher, connection: str, app: str, *, drain: bool) -> None:

@@ -1,21 +1,26 @@
 """Sending what writes queued (emails, webhook deliveries): claim, try, wait longer, give up.
 
-One drain serves every such table (`adminium.outbox`, `adminium.deliveries`): it claims
-queued rows whose time has come `FOR UPDATE SKIP LOCKED`, a batch per transaction, tries
-each and records what came of it in the same transaction, so any number of workers send
-each row once. A worker that dies mid-batch takes its claim with it (the transaction
-rolls back) and another sends the batch again, with the same id so a receiver can tell.
-A refusal is tried again after 1 min, 5 min, 30 min, 2 h and 12 h, then the row is failed
-with the last answer; "Send again" queues a failed row anew.
+One drain serves every such table (`adminium.outbox`, `adminium.deliveries`), one row at a
+time (DESIGN.md, decision 11): a transaction claims the next row whose time has come
+`FOR UPDATE SKIP LOCKED`, tries it, records what came of it and commits before the next
+row is claimed, so any number of workers send each row once, and a row its receiver took
+is marked sent before anything else can go wrong. Whatever a try raises is that row's
+counted try, its reason kept as the answer: tried again after 1 min, 5 min, 30 min, 2 h
+and 12 h, then failed. A row that can never go as it is (`Undeliverable`: an address with
+a line break) is failed at its first try; one its sender says no longer goes (`Dropped`: a
+reminder whose row reached a final state) is dropped with the reason, never tried again.
+A person may drop a row that has not gone from a screen (`drop`); "Send again" queues a
+failed row anew. A worker that dies mid-try takes its claim with it (the transaction rolls
+back) and another tries that row again, with the same id so a receiver can tell.
+
+A drain that cannot reach its database stops there, saying so, and returns what it did:
+nothing it tries ever raises out of it (RQ's job timeout aside, which ends the job).
 
 Each table has the columns `id`, `app`, `table_name`, `row_key`, `status` (queued, sent,
-failed, dropped: `core.store.schema.MailStatus`), `attempts`, `send_at`, `sent_at` and `answer`.
-A row its sender says no longer goes (`Dropped`: a reminder whose row reached a final
-state) is marked dropped with the reason as its answer, and never tried again.
+failed, dropped: `core.store.schema.MailStatus`), `attempts`, `send_at`, `sent_at`,
+`answer`, `dropped_by` and `dropped_at`.
 
-After a commit that queued rows, a drain is enqueued unless one already waits to start
-(`DrainJob`): a Redis mark says one waits, and the drain clears it as it starts, so a
-commit while a drain runs (it may have made its last claim) gets a drain of its own.
+After a commit that queued rows, a drain is enqueued (`services.drain_job`).
 """
 
 from __future__ import annotations
@@ -25,11 +30,11 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
-import redis
 import sqlalchemy as sa
-from rq import Queue
+from rq.timeouts import BaseTimeoutException
 from sqlalchemy.engine import Connection, Engine
 
 from core.store.schema import MailStatus
@@ -44,76 +49,15 @@ RETRY_WAITS = (
     timedelta(hours=12),
 )
 """The waits before each new try of a refused row; after the last, it is failed."""
-BATCH = 50
-"""Rows claimed per transaction."""
+ANSWER_CHARS = 500
+"""How much of a fault's words an answer keeps."""
 DEADLINE = 50.0
 """Seconds a drain may run; what it did not reach goes next time."""
-WAITING_TTL = 120
-"""Seconds a drain's waiting mark lasts at most (a job lost before it started)."""
 
 Send = Callable[[Connection, Mapping[str, Any], datetime], str]
 """Send one claimed row (in the claim's transaction, `now` the try's time): the answer to
-record, or `Refused` with the answer."""
-
-
-@dataclass(frozen=True)
-class DrainJob:
-    """The drain job of one table, enqueued after the commits that queue its rows.
-
-    Not one job id per connection: a drain already running may have made its last claim,
-    so a commit during it needs a drain of its own. Drains of one connection side by side
-    share the work through SKIP LOCKED. The mark expires, so a lost job is not waited on.
-    """
-
-    job: str
-    """The job's dotted name (named, so the operations layer imports no adapter)."""
-    kind: str
-    """The word in the waiting mark's key and the job's description."""
-    timeout: int
-    """Seconds the job may run."""
-
-    def waiting_key(self, connection: str) -> str:
-        """The Redis key held while a drain of the connection waits in the queue."""
-        return f"adminium:{self.kind}:waiting:{connection}"
-
-    def enqueue(self, queue: Queue, connection: str) -> bool:
-        """Enqueue a drain of the connection unless one already waits to start (it will
-        claim what this commit queued); whether one was enqueued."""
-        key = self.waiting_key(connection)
-        if not queue.connection.set(key, 1, nx=True, ex=WAITING_TTL):
-            log.debug("%s drain of connection %s already waiting", self.kind, connection)
-            return False
-        try:
-            queue.enqueue(
-                self.job,
-                connection,
-                job_timeout=self.timeout,
-                result_ttl=0,
-                failure_ttl=60,
-                description=f"{self.kind} {connection}",
-            )
-        except redis.RedisError:
-            queue.connection.delete(key)
-            raise
-        return True
-
-    def started(self, client: redis.Redis | None, connection: str) -> None:
-        """A drain starts: it clears the mark, so from now on a commit enqueues another."""
-        if client is not None:
-            client.delete(self.waiting_key(connection))
-
-    def wake(self, client: redis.Redis | None, queue_name: str, connection: str) -> None:
-        """After a commit: enqueue a drain of the connection. Best effort: the minute's
-        drain is the safety net."""
-        if client is None:
-            return
-        try:
-            self.enqueue(Queue(queue_name, connection=client), connection)
-        except redis.RedisError as error:
-            log.warning(
-                "%s drain of connection %s not enqueued: %s",
-                self.kind, connection, type(error).__name__,
-            )  # fmt: skip
+record; or `Refused` with the answer, `Undeliverable` or `Dropped` with the reason. Anything
+else it raises is a refusal too, its type and words the answer."""
 
 
 class Refused(Exception):
@@ -122,6 +66,15 @@ class Refused(Exception):
     def __init__(self, answer: str) -> None:
         super().__init__(answer)
         self.answer = answer
+
+
+class Undeliverable(Exception):
+    """A row that can never go as it is (its address holds a line break), and why: failed
+    at this try, never tried again."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class Dropped(Exception):
@@ -134,7 +87,8 @@ class Dropped(Exception):
 
 @dataclass
 class Drained:
-    """What one drain did: ids sent, tried again later, failed for good."""
+    """What one drain did: ids sent, tried again later, failed for good, dropped; and why
+    it stopped early, if it did."""
 
     sent: list[int] = field(default_factory=list)
     retried: list[int] = field(default_factory=list)
@@ -142,6 +96,8 @@ class Drained:
     apps: set[str] = field(default_factory=set)
     """The apps whose rows it tried (their screens are told)."""
     dropped: list[int] = field(default_factory=list)
+    stopped: str | None = None
+    """Why the drain stopped before its queue was empty: its deadline, or its database."""
 
     def add(self, other: Drained) -> None:
         """Count another drain's rows in this one."""
@@ -150,6 +106,7 @@ class Drained:
         self.failed += other.failed
         self.dropped += other.dropped
         self.apps |= other.apps
+        self.stopped = self.stopped or other.stopped
 
     @property
     def tried(self) -> list[int]:
@@ -158,8 +115,35 @@ class Drained:
 
     @property
     def any(self) -> bool:
-        """Whether the drain tried anything."""
-        return bool(self.sent or self.retried or self.failed or self.dropped)
+        """Whether the drain tried anything (or stopped early)."""
+        return bool(self.tried) or self.stopped is not None
+
+    def counts(self) -> dict[str, Any]:
+        """Its counts, as a job's result and a log line give them."""
+        return {
+            "sent": len(self.sent),
+            "retried": len(self.retried),
+            "failed": len(self.failed),
+            "dropped": len(self.dropped),
+            "stopped": self.stopped,
+        }
+
+    def summary(self) -> str:
+        """Its counts in words: `sent 3, to try again 1, failed 1, dropped 0`."""
+        said = (
+            f"sent {len(self.sent)}, to try again {len(self.retried)},"
+            f" failed {len(self.failed)}, dropped {len(self.dropped)}"
+        )
+        return f"{said}; stopped early: {self.stopped}" if self.stopped else said
+
+
+class Outcome(StrEnum):
+    """What came of one try."""
+
+    sent = "sent"
+    retried = "retried"
+    failed = "failed"
+    dropped = "dropped"
 
 
 def drain_due(
@@ -169,89 +153,136 @@ def drain_due(
     *,
     noun: str,
     clock: Callable[[], datetime],
-    batch: int = BATCH,
     deadline: float = DEADLINE,
     monotonic: Callable[[], float] | None = None,
     app: str | None = None,
 ) -> Drained:
-    """Try a table's queued rows whose time has come (of one app, when named), a batch per
-    transaction, until none is left or the deadline passes (rows claimed but not reached
-    stay queued for next time)."""
+    """Try a table's queued rows whose time has come (of one app, when named), one per
+    transaction, until none is left, the deadline passes (the rest go next time) or the
+    database fails (said in `stopped`; nothing is raised)."""
     tick = monotonic or time.monotonic
     started = tick()
     done = Drained()
-    while tick() - started < deadline:
-        with engine.begin() as conn:
-            claimed = _claim(conn, table, clock(), batch, app)
-            sent: list[dict[str, Any]] = []
-            for row in claimed:
-                if tick() - started >= deadline:
-                    _record_sent(conn, table, sent)
-                    return done
-                _try(conn, table, send, row, clock(), done, noun, sent)
-            _record_sent(conn, table, sent)
-        if len(claimed) < batch:
+    while True:
+        try:
+            tried = _try_next(
+                engine, table, send, clock, noun, app, late=lambda: tick() - started >= deadline
+            )
+        except BaseTimeoutException:
+            raise  # RQ's job timeout ends the job (the row's claim rolls back with it)
+        except _TimeUp:
+            done.stopped = f"its {deadline:g} s were up; the rest go with the next drain"
             break
+        except Exception as error:  # the claim or the mark: the database itself
+            done.stopped = f"the database failed: {_reason(error)}"
+            log.error("%s drain stopped: %s", noun, done.stopped)
+            log.debug("%s drain stopped", noun, exc_info=True)
+            break
+        if tried is None:
+            break
+        row, outcome = tried
+        done.apps.add(row["app"])
+        getattr(done, outcome.value).append(row["id"])
     return done
 
 
+class _TimeUp(Exception):
+    """A row is due, but the drain's time is up: it stays queued for the next drain."""
+
+
+def _try_next(
+    engine: Engine,
+    table: sa.Table,
+    send: Send,
+    clock: Callable[[], datetime],
+    noun: str,
+    app: str | None,
+    *,
+    late: Callable[[], bool],
+) -> tuple[dict[str, Any], Outcome] | None:
+    """Claim the next due row, try it and record what came of it, in one transaction that
+    commits before this returns; None when no row is due. `_TimeUp` when one is but the
+    drain's time is up (the claim rolls back: the row stays queued)."""
+    with engine.begin() as conn:
+        row = _claim(conn, table, clock(), app)
+        if row is None:
+            return None
+        if late():
+            raise _TimeUp
+        return row, _try(conn, table, send, row, clock(), noun)
+
+
 def _claim(
-    conn: Connection, table: sa.Table, now: datetime, batch: int, app: str | None = None
-) -> list[dict[str, Any]]:
+    conn: Connection, table: sa.Table, now: datetime, app: str | None = None
+) -> dict[str, Any] | None:
     query = (
         sa.select(table)
         .where(table.c.status == MailStatus.queued.value, table.c.send_at <= now)
         .order_by(table.c.send_at, table.c.id)
-        .limit(batch)
+        .limit(1)
         .with_for_update(skip_locked=True)
     )
     if app is not None:
         query = query.where(table.c.app == app)
-    return [dict(r) for r in conn.execute(query).mappings()]
+    found = conn.execute(query).mappings().first()
+    return dict(found) if found is not None else None
 
 
 def _try(
-    conn: Connection,
-    table: sa.Table,
-    send: Send,
-    row: Mapping[str, Any],
-    now: datetime,
-    done: Drained,
-    noun: str,
-    sent: list[dict[str, Any]],
-) -> None:
-    """Send one claimed row and record what came of it, in the claim's transaction (a row
-    sent joins `sent`, recorded with the rest of its batch)."""
-    done.apps.add(row["app"])
+    conn: Connection, table: sa.Table, send: Send, row: Mapping[str, Any], now: datetime, noun: str
+) -> Outcome:
+    """Send one claimed row and record what came of it, in the claim's transaction. The
+    sender works in a savepoint: what it wrote stays with its answer (a delivery's try), and
+    is rolled back when it raises anything else, so the mark always lands."""
+    where = f"{noun} {row['id']} of {row['app']}.{row['table_name']} key={row['row_key']}"
+    # A plain SAVEPOINT (no RELEASE: the commit ends it), one round trip a try.
+    conn.execute(_SAVEPOINT)
     try:
         answer = send(conn, row, now)
-    except Refused as refused:
-        _refused(conn, table, row, now, refused.answer, done, noun)
-    except Dropped as dropped:
-        _update(conn, table, row["id"], status=MailStatus.dropped.value, answer=dropped.reason)
-        done.dropped.append(row["id"])
-        log.info(
-            "%s %s of %s.%s key=%s dropped: %s",
-            noun, row["id"], row["app"], row["table_name"], row["row_key"], dropped.reason,
-        )  # fmt: skip
-    else:
-        sent.append({"b_id": row["id"], "b_sent_at": now, "b_answer": answer})
-        done.sent.append(row["id"])
+    except BaseTimeoutException:
+        raise
+    except (Refused, Dropped, Undeliverable) as said:
+        return _said(conn, table, row, now, said, where)
+    except Exception as error:  # any other fault is this row's try, never the drain's stop
+        conn.execute(_ROLLBACK_TO)
+        log.debug("%s: its try raised", where, exc_info=True)
+        return _refused(conn, table, row, now, _reason(error), where)
+    _update(conn, table, row["id"], status=MailStatus.sent.value, sent_at=now, answer=answer)
+    return Outcome.sent
 
 
-def _record_sent(conn: Connection, table: sa.Table, sent: list[dict[str, Any]]) -> None:
-    """A batch's sent rows recorded in one statement (executemany), before its commit."""
-    if sent:
-        conn.execute(
-            sa.update(table)
-            .where(table.c.id == sa.bindparam("b_id"))
-            .values(
-                status=MailStatus.sent.value,
-                sent_at=sa.bindparam("b_sent_at"),
-                answer=sa.bindparam("b_answer"),
-            ),
-            sent,
-        )
+_SAVEPOINT = sa.text("SAVEPOINT adminium_try")
+_ROLLBACK_TO = sa.text("ROLLBACK TO SAVEPOINT adminium_try")
+
+
+def _said(
+    conn: Connection,
+    table: sa.Table,
+    row: Mapping[str, Any],
+    now: datetime,
+    said: Refused | Dropped | Undeliverable,
+    where: str,
+) -> Outcome:
+    """Record what a sender said of a row it did not send."""
+    if isinstance(said, Refused):
+        return _refused(conn, table, row, now, said.answer, where)
+    if isinstance(said, Dropped):
+        _update(conn, table, row["id"], status=MailStatus.dropped.value, answer=said.reason)
+        log.info("%s dropped: %s", where, said.reason)
+        return Outcome.dropped
+    failed, attempts = MailStatus.failed.value, row["attempts"] + 1
+    _update(conn, table, row["id"], status=failed, attempts=attempts, answer=said.reason)
+    log.error("%s failed at once, never tried again: %s", where, said.reason)
+    return Outcome.failed
+
+
+def _reason(error: BaseException) -> str:
+    """An exception as a one-line answer: its type and first line, at most ANSWER_CHARS (a
+    database's own error rather than SQLAlchemy's wrapping of it)."""
+    cause = getattr(error, "orig", None) or error
+    text = str(cause).strip().splitlines()
+    said = f"{type(cause).__name__}: {text[0]}" if text else type(cause).__name__
+    return said[:ANSWER_CHARS]
 
 
 def _refused(
@@ -260,30 +291,29 @@ def _refused(
     row: Mapping[str, Any],
     now: datetime,
     answer: str,
-    done: Drained,
-    noun: str,
-) -> None:
+    where: str,
+) -> Outcome:
     attempts = row["attempts"] + 1
     if attempts <= len(RETRY_WAITS):
         wait = RETRY_WAITS[attempts - 1]
         _update(conn, table, row["id"], attempts=attempts, send_at=now + wait, answer=answer)
-        done.retried.append(row["id"])
-        log.warning(
-            "%s %s of %s.%s key=%s refused (%s): tried again in %s",
-            noun, row["id"], row["app"], row["table_name"], row["row_key"], answer, wait,
-        )  # fmt: skip
-    else:
-        failed = MailStatus.failed.value
-        _update(conn, table, row["id"], attempts=attempts, status=failed, answer=answer)
-        done.failed.append(row["id"])
-        log.error(
-            "%s %s of %s.%s key=%s failed after %s tries: %s",
-            noun, row["id"], row["app"], row["table_name"], row["row_key"], attempts, answer,
-        )  # fmt: skip
+        log.warning("%s refused (%s): tried again in %s", where, answer, wait)
+        return Outcome.retried
+    failed = MailStatus.failed.value
+    _update(conn, table, row["id"], attempts=attempts, status=failed, answer=answer)
+    log.error("%s failed after %s tries: %s", where, attempts, answer)
+    return Outcome.failed
 
 
 def _update(conn: Connection, table: sa.Table, row_id: int, **values: Any) -> None:
+    if isinstance(values.get("answer"), str):
+        values["answer"] = plain_text(values["answer"])
     conn.execute(sa.update(table).where(table.c.id == row_id).values(**values))
+
+
+def plain_text(text: str) -> str:
+    """Text PostgreSQL keeps: a NUL (which a reply may hold) shown as U+FFFD."""
+    return text.replace("\x00", "\ufffd")
 
 
 def send_again(
@@ -305,3 +335,44 @@ def send_again(
     if found is not None:
         log.info("%s %s of %s queued again", noun, row_id, app)
     return found is not None
+
+
+class DropAnswer(StrEnum):
+    """What a Drop did: dropped it, found nothing of that id, found it gone already (sent or
+    dropped), or found it being tried this moment (look again in a second)."""
+
+    dropped = "dropped"
+    missing = "missing"
+    gone = "gone"
+    busy = "busy"
+
+
+def drop(
+    engine: Engine, table: sa.Table, row_id: int, app: str, *, now: datetime, actor: str, noun: str
+) -> DropAnswer:
+    """A person drops a row that has not gone (queued, a retry included, or failed): it is
+    never tried again, and keeps its last answer. A row a drain is trying this moment is
+    left alone (`busy`): the drain's mark comes first."""
+    open_states = (MailStatus.queued.value, MailStatus.failed.value)
+    with engine.begin() as conn:
+        held = (
+            sa.select(table.c.id)
+            .where(table.c.id == row_id, table.c.app == app, table.c.status.in_(open_states))
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+        found = conn.execute(
+            sa.update(table)
+            .where(table.c.id == held)
+            .values(status=MailStatus.dropped.value, dropped_by=actor, dropped_at=now)
+            .returning(table.c.id)
+        ).first()
+        if found is not None:
+            log.info("%s %s of %s dropped by %s", noun, row_id, app, actor)
+            return DropAnswer.dropped
+        status = conn.execute(
+            sa.select(table.c.status).where(table.c.id == row_id, table.c.app == app)
+        ).scalar()
+    if status is None:
+        return DropAnswer.missing
+    return DropAnswer.busy if status in open_states else DropAnswer.gone

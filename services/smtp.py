@@ -73,25 +73,40 @@ class SmtpSession:
                 self.smtp.close()
             self.smtp = None
 
-    def send(self, message: Message, to: str) -> str:
-        """Send one message; the server's answer to its data. Raises on any refusal."""
+    def send(self, message: bytes, to: str) -> str:
+        """Send one message (as its bytes); the server's answer to its data. Raises on any
+        refusal (SMTPResponseException, the session reset and kept) or fault (the session
+        dropped: the next email opens a new one, whatever state this one left it in)."""
         smtp = self.open()
         try:
             for call, ok in (
                 (lambda: smtp.mail(self.config.mail_from), (250,)),
                 (lambda: smtp.rcpt(to), (250, 251)),
-                (lambda: smtp.data(message.as_bytes()), (250,)),
+                (lambda: smtp.data(message), (250,)),
             ):
                 code, text = call()
                 if code not in ok:
-                    smtp.rset()
                     raise smtplib.SMTPResponseException(code, text)
             return f"{code} {reply_text(text)}"
-        except (smtplib.SMTPServerDisconnected, OSError):
-            # A broken session is dropped; the next email opens a new one.
-            smtp.close()
-            self.smtp = None
+        except smtplib.SMTPResponseException:
+            self._reset(smtp)
             raise
+        except BaseException:
+            self._abandon(smtp)
+            raise
+
+    def _reset(self, smtp: smtplib.SMTP) -> None:
+        """After a refusal: RSET, so the next email starts clean; a session that cannot even
+        do that is dropped."""
+        try:
+            smtp.rset()
+        except Exception:
+            self._abandon(smtp)
+
+    def _abandon(self, smtp: smtplib.SMTP) -> None:
+        """A broken or half-spoken session is closed, never reused: the next email opens one."""
+        smtp.close()
+        self.smtp = None
 
 
 def connect(url: str, *, ca_file: str | None = None) -> smtplib.SMTP:

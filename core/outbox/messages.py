@@ -4,7 +4,9 @@ A message producer queues one email when a write makes its watched column take a
 value (from another value, or on a new row); a reminder is queued by the minute job
 (`core.outbox.reminders`). Never for sample data: not by the sample writer, and not for a row
 sample data made, whoever moves it (the clock included). An empty address queues
-nothing. Delivery (claim, send, retry) is the operations layer's (`services.outbox`).
+nothing; one that is not a single address (a line break in it, a list: `core.outbox.addresses`)
+queues no email to send, but a row `failed` with the reason, so the Outbox screen says why.
+Delivery (claim, send, retry) is the operations layer's (`services.outbox`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlalchemy.engine import Connection
 from core.basics.actors import Actor, ActorKind
 from core.manifest.model import App
 from core.manifest.outbox_model import Message, Reminder
+from core.outbox.addresses import address_fault
 from core.outbox.mail import RowValues, render_words
 from core.rules.stamps import takes_value
 from core.store.sample_marks import is_sample_row
@@ -59,7 +62,7 @@ def queue_messages(
     now: datetime,
 ) -> int:
     """Step 7 of the pipeline: queue the message producers' emails this write sets off, in
-    its transaction; how many were queued."""
+    its transaction; how many were queued to be sent (not those refused for their address)."""
     if actor.kind is ActorKind.sample:
         return 0
     firing = [
@@ -85,7 +88,7 @@ def queue_messages(
         )
     if rows:
         conn.execute(sa.insert(outbox), rows)
-    return len(rows)
+    return sum(1 for row in rows if row["status"] == MailStatus.queued.value)
 
 
 def _address(value: Any) -> str | None:
@@ -125,7 +128,9 @@ def mail_row(
     now: datetime,
     moment: datetime | None = None,
 ) -> dict[str, Any]:
-    """An outbox row as queued: it may go at once."""
+    """An outbox row as queued: it may go at once; or, when its address is no single
+    address, failed with the reason (never sent)."""
+    fault = address_fault(address)
     return {
         "app": app,
         "table_name": table,
@@ -138,5 +143,6 @@ def mail_row(
         "body": words.body,
         "queued_at": now,
         "send_at": now,
-        "status": MailStatus.queued.value,
+        "status": MailStatus.queued.value if fault is None else MailStatus.failed.value,
+        "answer": fault,
     }

@@ -32,7 +32,7 @@ from core.manifest.outbox_model import Lead, LeadFallback, Reminder
 from core.manifest.refs import SettingRef
 from core.outbox.mail import render_words
 from core.outbox.messages import mail_context, mail_row, producers, reminder_address
-from core.store.schema import outbox, sample_marks
+from core.store.schema import MailStatus, outbox, sample_marks
 from core.store.store import Store
 from core.time.clock import parse_wall_time, venue_day, wall_to_instant
 from core.time.moments import read_setting
@@ -154,9 +154,9 @@ def _queue(conn: Connection, store: Store, number: int, reminder: Reminder, now:
     if not rows:
         return 0
     queued = conn.execute(
-        insert(outbox).values(rows).on_conflict_do_nothing().returning(outbox.c.id)
+        insert(outbox).values(rows).on_conflict_do_nothing().returning(outbox.c.status)
     )
-    return len(queued.all())
+    return sum(1 for (status,) in queued if status == MailStatus.queued.value)
 
 
 def _setting_values(conn: Connection, store: Store, lead: Lead) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from core.store.install_lock import INSTALL_LOCK
 from core.store.schema import (
     ADMINIUM_SCHEMA,
     AUDIT_UPGRADES,
+    SENDING_UPGRADES,
     SET_ASIDE_UPGRADES,
     SWEEP_UPGRADES,
     adminium_metadata,
@@ -172,7 +173,7 @@ def reminder_indexes(app: App) -> list[str]:
 def upgrade_adminium(conn: Connection) -> None:
     """Add to Adminium's tables in an existing database what a newer version added to them
     (the columns `create_all` does not add to a table already there). Idempotent."""
-    for upgrade in (*AUDIT_UPGRADES, *SWEEP_UPGRADES, *SET_ASIDE_UPGRADES):
+    for upgrade in (*AUDIT_UPGRADES, *SWEEP_UPGRADES, *SET_ASIDE_UPGRADES, *SENDING_UPGRADES):
         conn.execute(sa.text(upgrade))
 
 

@@ -111,7 +111,8 @@ class MailStatus(StrEnum):
 
 def sending_columns() -> list[sa.Column[Any]]:
     """The columns a table of things to send keeps (`services.sending` drains it): when it
-    was queued and may go, its state, its tries, when it went, and the last answer."""
+    was queued and may go, its state, its tries, when it went, the last answer (or why it
+    failed), and who dropped it."""
     return [
         sa.Column("queued_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("send_at", sa.DateTime(timezone=True), nullable=False),
@@ -119,7 +120,18 @@ def sending_columns() -> list[sa.Column[Any]]:
         sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
         sa.Column("sent_at", sa.DateTime(timezone=True)),
         sa.Column("answer", sa.Text),
+        # Who dropped it from a screen, and when (empty for a reminder its row no longer takes).
+        sa.Column("dropped_by", sa.Text),
+        sa.Column("dropped_at", sa.DateTime(timezone=True)),
     ]
+
+
+SENDING_UPGRADES = tuple(
+    f"ALTER TABLE {ADMINIUM_SCHEMA}.{table} ADD COLUMN IF NOT EXISTS {column}"
+    for table in ("outbox", "deliveries")
+    for column in ("dropped_by text", "dropped_at timestamptz")
+)
+"""What a database made before a person could drop an email or a delivery needs (idempotent)."""
 
 
 outbox = sa.Table(

@@ -8,6 +8,7 @@ import asyncio
 import copy
 import socket
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,15 +16,18 @@ from email import message_from_bytes
 from email.message import Message
 from typing import Any
 
+import psycopg
 import redis
 import sqlalchemy as sa
 from aiosmtpd.controller import Controller
+from psycopg import sql
 from rq import Queue
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
 from services.sweep_ledger import QUEUE
-from tests.integration.sweep_fixtures import SHOP
+from tests.conftest import database_url_for
+from tests.integration.sweep_fixtures import SHOP, Shop, build_shop
 
 
 def mail_shop_manifest(lead_at: str | None = None) -> dict[str, Any]:
@@ -75,6 +79,33 @@ def mail_shop_manifest(lead_at: str | None = None) -> dict[str, Any]:
         ],
     }
     return manifest
+
+
+@contextmanager
+def module_shop(server_url: str, manifest: dict[str, Any]) -> Iterator[Shop]:
+    """A shop on a database of its own for a whole test module (making databases is the
+    slow part); each test empties what it wrote (`reset_shop`). Dropped afterwards."""
+    name = f"adm_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        shop = build_shop(database_url_for(server_url, name), manifest)
+        yield shop
+        shop.engine.dispose()
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+def reset_shop(shop: Shop) -> Shop:
+    """The shop as a test expects it: no orders, emails or deliveries, ids from 1."""
+    shop.sql(
+        "TRUNCATE orders, adminium.outbox, adminium.deliveries, adminium.delivery_attempts,"
+        " adminium.audit RESTART IDENTITY"
+    )
+    return shop
 
 
 def outbox_rows(engine: sa.Engine) -> list[dict[str, Any]]:
@@ -129,6 +160,55 @@ class Inbox:
 def smtp_server(refuse: str | None = None, stall: float = 0.0) -> Iterator[tuple[str, Inbox]]:
     """A real aiosmtpd server on a free local port: its smtp:// URL and its inbox."""
     inbox = Inbox(refuse, stall)
+    port = free_port()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield f"smtp://127.0.0.1:{port}", inbox
+    finally:
+        controller.stop()
+
+
+@dataclass
+class FaultyInbox(Inbox):
+    """A mail server that takes most messages and fails one way for each named recipient:
+    `nobody@` refused at RCPT (550), `refuse@` refused after DATA (554), `drop@` the
+    connection closed inside DATA with no answer, `broken@` a handler that raises (aiosmtpd
+    answers 500). What it took is in `received`; `sessions` counts the connections."""
+
+    sessions: int = 0
+
+    async def handle_EHLO(
+        self, server: Any, session: Any, envelope: Any, hostname: str, responses: list[str]
+    ) -> list[str]:
+        self.sessions += 1
+        session.host_name = hostname
+        return responses
+
+    async def handle_RCPT(
+        self, server: Any, session: Any, envelope: Any, address: str, options: list[str]
+    ) -> str:
+        if address.startswith("nobody@"):
+            return "550 5.1.1 No such user here"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        to = envelope.rcpt_tos[0]
+        if to.startswith("refuse@"):
+            return "554 5.7.1 Message refused by policy"
+        if to.startswith("drop@"):
+            server.transport.close()
+            return "421 closing"  # never reaches the client: the connection is gone
+        if to.startswith("broken@"):
+            raise RuntimeError("the mail handler broke")
+        return await super().handle_DATA(server, session, envelope)
+
+
+@contextmanager
+def faulty_smtp_server() -> Iterator[tuple[str, FaultyInbox]]:
+    """A real aiosmtpd server with a FaultyInbox on a free local port: its URL and inbox."""
+    inbox = FaultyInbox()
     port = free_port()
     controller = Controller(inbox, hostname="127.0.0.1", port=port)
     controller.start()

@@ -95,5 +95,17 @@ def test_a_real_order_cancelled_by_the_clock_emails_the_customer(
     assert subject in page and "dana@example.com" in page
     row = page[page.index(subject) :].split("</tr>")[0]
     assert 'class="badge sent"' in row, row
+    # The kitchen's webhook heard the same move and posted it to the product's own receiver
+    # on the loopback: `adminium run` allows that network for the demo (and nothing else did:
+    # the run's environment lacks ADMINIUM_WEBHOOKS_ALLOW_PRIVATE).
+    event = f"takeaway · orders #{key}</a>"
+
+    def kitchen_row() -> str:
+        with opener.open(running.url("/connections/demo/deliveries"), timeout=10) as reply:
+            page = reply.read().decode()
+        return page[page.index(event) :].split("</tr>")[0] if event in page else ""
+
+    wait_for("the kitchen's delivery to be sent", lambda: 'class="badge sent"' in kitchen_row())
+    assert "204" in kitchen_row()
     assert running.stop(signal.SIGINT, group=True) in (0, 130)
     wait_for("every process of the run to stop", lambda: not running.leftovers())

@@ -169,3 +169,83 @@ def test_a_dropped_reminder_shows_why_it_was_not_sent(
     row = row[: row.index("</tr>")]
     assert 'class="badge dropped">dropped</span>, not sent:' in row and reason in row
     assert "Send again" not in row
+
+
+def fail(site: Site, mail: int, answer: str = "550 No such user") -> None:
+    """An email whose last try has failed (its five retries spent)."""
+    with site.store().engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "UPDATE adminium.outbox SET status = 'failed', attempts = 6, answer = :answer"
+                " WHERE id = :id"
+            ),
+            {"id": mail, "answer": answer},
+        )
+
+
+def email_row(text: str, mail: int) -> str:
+    row = text[text.index(f'id="email-{mail}"') :]
+    return row[: row.index("</tr>")]
+
+
+def test_a_manager_drops_a_failed_email_and_it_is_never_sent(
+    mail_site: Site, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    _, mail = cancelled_order(mail_site, "g@example.com")
+    fail(mail_site, mail)
+    drop = f"{OUTBOX}/{mail}/drop"
+    staff = signed_in("staff")
+    staff_page = staff.get(OUTBOX).text
+    assert "Send again" in email_row(staff_page, mail) and drop not in email_row(staff_page, mail)
+    # Staff may send it again, not drop it.
+    staff_headers = {"X-CSRFToken": csrf_of(staff_page), "HX-Request": "true"}
+    refused = staff.post(drop, headers=staff_headers)
+    assert refused.status_code == 403
+    assert "manager or admin role" in refused.text
+    manager = signed_in("manager")
+    page = manager.get(OUTBOX).text
+    assert drop in email_row(page, mail)
+    # One a drain holds this moment is left to its try: 409, look again.
+    with mail_site.store().engine.connect() as held:
+        held.execute(
+            sa.text("SELECT 1 FROM adminium.outbox WHERE id = :id FOR UPDATE"), {"id": mail}
+        )
+        busy = manager.post(drop, headers={"X-CSRFToken": csrf_of(page), "HX-Request": "true"})
+        held.rollback()
+    assert busy.status_code == 409
+    answer = manager.post(drop, headers={"X-CSRFToken": csrf_of(page), "HX-Request": "true"})
+    assert answer.status_code == 200, answer.text
+    [row] = [r for r in outbox_rows(mail_site.store().engine) if r["id"] == mail]
+    assert (row["status"], row["dropped_by"], row["answer"]) == (
+        "dropped",
+        "manager@venue.test",
+        "550 No such user",
+    )
+    shown = email_row(answer.text, mail)
+    assert 'class="badge dropped">dropped</span> by manager@venue.test' in shown
+    assert "550 No such user" in shown
+    assert "Send again" not in shown and drop not in shown
+    # Dropped is for good: Send again finds no failed email, and no drain claims it.
+    again = staff.post(f"{OUTBOX}/{mail}/send-again", headers=staff_headers)
+    assert again.status_code == 200
+    [row] = [r for r in outbox_rows(mail_site.store().engine) if r["id"] == mail]
+    assert row["status"] == "dropped"
+    # A second Drop changes nothing; an email of no such id is not found.
+    headers = {"X-CSRFToken": csrf_of(page), "HX-Request": "true"}
+    assert manager.post(drop, headers=headers).status_code == 200
+    assert manager.post(f"{OUTBOX}/999999/drop", headers=headers).status_code == 404
+
+
+def test_an_address_refused_on_the_way_in_shows_why_with_drop(
+    mail_site: Site, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    _, mail = cancelled_order(mail_site, "poison@example.com\r\nBcc: x@evil.example")
+    row = email_row(signed_in("manager").get(OUTBOX).text, mail)
+    assert (
+        'class="badge failed">failed</span>: <span class="refusal">the address holds a line break'
+        in row
+    )
+    assert f"{OUTBOX}/{mail}/drop" in row
+    # The email itself still reads as it would have gone (its headers as kept, escaped).
+    page = signed_in("staff").get(f"{OUTBOX}/{mail}")
+    assert page.status_code == 200 and "Bcc: x@evil.example" in page.text

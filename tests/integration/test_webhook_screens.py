@@ -15,7 +15,7 @@ from rq.job import Job
 from services.deliveries import DELIVERY_JOB, DRAIN, drain_connection
 from services.models import App, db
 from services.webhook_receiver import calls_key
-from services.webhooks import add_webhook
+from services.webhooks import ALLOW_PRIVATE, add_webhook
 from tests.integration.api_fixtures import Site, rows_path
 from tests.integration.outbox_fixtures import queued_jobs
 from tests.integration.pipeline_fixtures import at
@@ -31,8 +31,10 @@ OFFERED = {
 
 
 @pytest.fixture
-def hook_site(fresh_site: Site) -> Site:
-    """The venue site whose tickets post to the webhook `kitchen` when offered."""
+def hook_site(fresh_site: Site, monkeypatch: pytest.MonkeyPatch) -> Site:
+    """The venue site whose tickets post to the webhook `kitchen` when offered; its
+    receivers are on the loopback, which the operator allows here."""
+    monkeypatch.setenv(ALLOW_PRIVATE, "1")
     with fresh_site.app.app_context():
         app = db.session.execute(db.select(App).filter_by(name="venue")).scalar_one()
         app.manifest = {**app.manifest, "automations": [OFFERED]}
@@ -192,3 +194,37 @@ def test_deliveries_show_each_try_and_send_a_failed_one_again(hook_site: Site) -
         db.session.commit()
         assert len(deliver(hook_site).sent) == 1
     assert len(up.received) == 1
+
+
+def test_a_receiver_s_reply_is_shown_to_managers_and_a_manager_drops_a_delivery(
+    hook_site: Site,
+) -> None:
+    with receiver(status=500) as down, hook_site.app.app_context():
+        add_webhook(db.session, "venue", "kitchen", down.url)
+        hook_site.clock.now = datetime.now(UTC)
+        offer(hook_site)
+        deliver(hook_site)
+    engine = hook_site.store().engine
+    [row] = delivery_rows(engine)
+    assert row["answer"] == "500 kitchen screen is down"
+    staff = signed_in_client(hook_site, "staff")
+    seen = staff.get("/connections/venue/deliveries").text
+    assert "ticket_offered → kitchen" in seen and "500" in seen
+    assert "kitchen screen is down" not in seen  # the receiver's words: managers only
+    assert "The receiver's replies are shown to the app's managers." in seen
+    manager = signed_in_client(hook_site, "manager")
+    page = manager.get("/connections/venue/deliveries").text
+    assert "kitchen screen is down" in page
+    drop = f"/connections/venue/deliveries/{row['id']}/drop"
+    assert drop in page  # queued for its retry: a manager may drop it
+    assert drop not in seen
+    headers = {"X-CSRFToken": csrf_of(seen), "HX-Request": "true"}
+    assert staff.post(drop, data={"app": "venue"}, headers=headers).status_code == 403
+    headers = {"X-CSRFToken": csrf_of(page), "HX-Request": "true"}
+    answer = manager.post(drop, data={"app": "venue"}, headers=headers)
+    assert answer.status_code == 200, answer.text
+    [row] = delivery_rows(engine)
+    assert (row["status"], row["dropped_by"]) == ("dropped", "manager@venue.test")
+    assert "dropped</span> by manager@venue.test" in answer.text
+    with hook_site.app.app_context():
+        assert deliver(hook_site).tried == []  # never posted again

@@ -82,7 +82,7 @@ class Screen:
         if "stalled" in event:
             return pushes.push_stalled(self.connection, event["stalled"])
         if self.kind == "outbox":
-            return push_outbox(event)
+            return push_outbox(event, self.roles)
         if self.kind == "board":
             return pushes.push_board(event, self.q, self.state)
         if self.kind == "row":

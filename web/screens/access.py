@@ -126,6 +126,15 @@ def is_admin(user: User) -> bool:
     return any(r.role == ADMIN and r.app_id is None for r in user.roles)
 
 
+MANAGERS = frozenset({"manager", ADMIN})
+"""The roles in an app that may drop its emails and deliveries and read a receiver's reply."""
+
+
+def is_manager(roles: frozenset[str] | set[str]) -> bool:
+    """Whether these roles in an app (`roles_of`) make its manager: `manager` or `admin`."""
+    return bool(MANAGERS & roles)
+
+
 def may_pause(user: User, connection: Connection) -> bool:
     """Pausing stops every app of a connection: an admin, or a role in each of its apps."""
     return is_admin(user) or all(roles_of(user, app) for app in connection.apps)

@@ -4,7 +4,10 @@ and the demo receiver's "Recent webhook calls" (managers); plus the receiver its
 A webhook serves every app of its connection, so seeing the list (its URLs, credentials
 hidden; never a secret) takes what pausing takes: an admin, or a role in each app. The
 Deliveries screen shows the deliveries of the apps the user holds a role in, and anyone
-who sees one may send a failed one again. Both lists refresh every few seconds while open.
+who sees one may send a failed one again; the receiver's replies (their first 500 bytes,
+and what was said of a receiver that gave none) are shown, and Drop offered, only to the
+app's managers (`manager` or `admin`): a reply can carry what an internal service says.
+Both lists refresh every few seconds while open.
 
 `POST /receiver/<connection>/<webhook>` is the receiver `make run` points the demo's
 webhook at: no sign-in and no CSRF token (a webhook carries neither); it answers 204 to a
@@ -20,7 +23,7 @@ from flask import Blueprint, Flask, render_template, request
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.wrappers import Response
 
-from services.deliveries import app_deliveries, send_again_now
+from services.deliveries import app_deliveries, drop, send_again_now
 from services.models import Connection, db
 from services.storage import connection_engine
 from services.webhook_receiver import receive_named, recent_calls
@@ -29,11 +32,14 @@ from web.context import clock, publisher
 from web.errors import Forbidden, NotFound
 from web.screens.access import (
     is_htmx,
+    is_manager,
     may_pause,
     require_user,
+    roles_of,
     screen_blueprint,
     screen_connection,
 )
+from web.screens.outbox import refuse_drop
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +84,12 @@ def deliveries_context(name: str) -> dict[str, Any]:
     """What the Deliveries page and its list render."""
     connection, apps = screen_connection(name)
     engine = connection_engine(connection)
+    user = require_user()
     return {
         "connection": connection,
         "deliveries": app_deliveries(engine, [a.name for a in apps], limit=SHOWN),
-        "may_manage": may_pause(require_user(), connection),
+        "may_manage": may_pause(user, connection),
+        "managed": frozenset(a.name for a in apps if is_manager(roles_of(user, a))),
         "now": clock(),
     }
 
@@ -109,6 +117,26 @@ def send_delivery_again(name: str, delivery: int) -> str:
         publisher=publisher(),
         actor=require_user().email,
     )
+    return render_template("screens/_deliveries.html", **deliveries_context(name))
+
+
+@bp.post("/connections/<name>/deliveries/<int:delivery>/drop")
+def drop_delivery(name: str, delivery: int) -> str:
+    """Drop a delivery that has not gone (a manager of its app): never posted; the list."""
+    connection, apps = screen_connection(name)
+    found = {a.name: a for a in apps}.get(request.form.get("app", ""))
+    if found is None:
+        raise NotFound(f"no delivery {delivery} here", {"delivery": delivery})
+    user = require_user()
+    if not is_manager(roles_of(user, found)):
+        raise Forbidden(
+            "dropping a delivery needs the manager or admin role in its app",
+            {"connection": name, "app": found.name},
+        )
+    answer = drop(
+        connection_engine(connection), delivery, found.name, now=clock(), actor=user.email
+    )
+    refuse_drop(answer, "delivery", delivery)
     return render_template("screens/_deliveries.html", **deliveries_context(name))
 
 
