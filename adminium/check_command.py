@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
+from adminium.refusals import Refused
 from core.manifest.check import check_manifest_file
 
 
 @click.command("check")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def check_command(file: Path) -> None:
-    """Check an app manifest: print ok, or every refusal as `<where>: <sentence>`."""
-    refusals = check_manifest_file(file.read_bytes(), click.format_filename(file))
+    """Check an app manifest: print ok, or refuse it, each sentence as `<where>: <sentence>`."""
+    name = click.format_filename(file)
+    refusals = check_manifest_file(file.read_bytes(), name)
     if not refusals:
         click.echo("ok")
         return
-    for refusal in refusals:
-        click.echo(str(refusal))
-    sys.exit(1)
+    raise Refused(
+        f"the manifest check refused {name}", "MANIFEST_REFUSED", [str(r) for r in refusals]
+    )

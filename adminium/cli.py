@@ -9,8 +9,13 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import sys
+from collections.abc import Sequence
+from typing import Any
 
 import click
+
+from adminium.refusals import Refused, from_error, usage_line
 
 #: Command name -> "module:attribute" of its click command.
 COMMANDS = {
@@ -48,12 +53,49 @@ class LazyGroup(click.Group):
             return command
         return super().get_command(ctx, cmd_name)
 
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run a command under the console's one contract (`adminium.refusals`): a refusal
+        is one `Error: … (CODE)` line on stderr and exit 1, a usage error one `Error:` line
+        naming the option as typed and exit 2."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            returned = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as error:
+            click.echo(usage_line(error), err=True)
+            sys.exit(error.exit_code)
+        except Refused as refused:
+            refused.show()
+            sys.exit(refused.exit_code)
+        except click.Abort:
+            click.echo("Error: stopped (Ctrl-C)", err=True)
+            sys.exit(130)
+        except click.ClickException as error:
+            # click's own (a file it could not open): input the command cannot use.
+            Refused(error.format_message(), "INVALID_VALUE").show()
+            sys.exit(1)
+        except Exception as error:
+            refused = from_error(error)
+            if refused is None:
+                raise
+            refused.show()
+            sys.exit(1)
+        # A command that ends by `Exit(code)` returns its code; one that returns ends with 0.
+        sys.exit(returned if isinstance(returned, int) else 0)
+
 
 #: -v count -> log level: quiet by default, so a command prints its own lines and nothing else.
 LOG_LEVELS = (logging.WARNING, logging.INFO, logging.DEBUG)
 
 
-@click.group(cls=LazyGroup)
+@click.group("adminium", cls=LazyGroup)
 @click.option(
     "-v",
     "--verbose",

@@ -18,14 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from adminium.embedded import Embedded, instance_folder, start_postgres
-from core.basics.errors import AdminiumError
+from adminium.refusals import Refused
 from services import apps, connections, users
 from services.apps import app_store, find_table
-from services.errors import DatabaseRefused, ManifestRefused, first_line
+from services.errors import DatabaseRefused
 from services.events import Publisher
 from services.storage import open_session, upgrade_control_plane
 from services.writes import import_rows
@@ -46,19 +45,10 @@ def control_plane_url() -> str:
 
 @contextmanager
 def control_plane() -> Iterator[Session]:
-    """A control-plane session; refusals and database failures become one clear error."""
-    try:
-        with open_session(control_plane_url()) as session:
-            yield session
-    except ManifestRefused as refused:
-        lines = [f"  {r['where']}: {r['sentence']}" for r in refused.details["refusals"]]
-        raise click.ClickException(
-            "the manifest check refused the app:\n" + "\n".join(lines)
-        ) from None
-    except AdminiumError as error:
-        raise click.ClickException(error.message) from None
-    except SQLAlchemyError as error:
-        raise click.ClickException(f"the database refused: {first_line(error)}") from None
+    """A control-plane session. A refusal raised inside it (an `AdminiumError`, a database
+    error) reaches `adminium.cli`, which prints it as the console's one `Error:` line."""
+    with open_session(control_plane_url()) as session:
+        yield session
 
 
 def read_json(file: Path) -> Any:
@@ -66,11 +56,35 @@ def read_json(file: Path) -> Any:
     try:
         return json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
-        raise click.ClickException(f"cannot read {file}: {error}") from None
+        raise Refused(f"cannot read {file}: {error}", "INVALID_VALUE") from None
     except json.JSONDecodeError as error:
-        raise click.ClickException(f"{file} is no JSON: {error}") from None
+        raise Refused(f"{file} is no JSON: {error}", "INVALID_VALUE") from None
     except RecursionError:
-        raise click.ClickException(f"{file} nests its JSON too deep to read") from None
+        raise Refused(f"{file} nests its JSON too deep to read", "INVALID_VALUE") from None
+
+
+class Instant(click.ParamType):
+    """An option's ISO instant with its offset (2026-10-24T09:00:00+01:00). A value that is
+    none is a usage error naming the option as it was typed (`--at`, `--now`)."""
+
+    name = "ISO instant"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            instant = datetime.fromisoformat(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is no ISO date and time", param, ctx)
+        if instant.utcoffset() is None:
+            self.fail(f"{value!r} needs its offset, e.g. +00:00", param, ctx)
+        return instant
+
+
+INSTANT = Instant()
+"""The type of every `--now` and `--at`."""
 
 
 # --- connections ----------------------------------------------------------------
@@ -152,7 +166,7 @@ def app_group() -> None:
 @click.option(
     "--preview", is_flag=True, help="Print what the clock would do differently; save nothing."
 )
-@click.option("--at", "at_text", default=None, help="The preview's instant (ISO, offset).")
+@click.option("--at", "at", type=INSTANT, default=None, help="The preview's instant (ISO, offset).")
 @click.option("--yes", is_flag=True, help="Replace even when many rows become due at once.")
 def app_add(
     connection: str,
@@ -160,23 +174,24 @@ def app_add(
     create_tables: bool,
     replace: bool,
     preview: bool,
-    at_text: str | None,
+    at: datetime | None,
     yes: bool,
 ) -> None:
     """Check a manifest and save it as an app of CONNECTION."""
     manifest = read_json(file)
     if not isinstance(manifest, dict):
-        raise click.ClickException(f"{file} holds no manifest: a JSON object is expected")
+        raise Refused(f"{file} holds no manifest: a JSON object is expected", "INVALID_VALUE")
     if preview or (replace and not yes):
         # A replace is previewed first: more than a handful due at once needs --yes.
-        from adminium.preview_commands import preview_at, print_preview
+        from adminium.preview_commands import print_preview
         from services.preview import AT_ONCE_LIMIT, connection_zone, preview_manifest
 
         with control_plane() as session:
             current = apps.lookup_app(session, connection, str(manifest.get("name", "")))
             if preview or current is not None:
                 try:
-                    found = preview_manifest(session, connection, manifest, now=preview_at(at_text))
+                    now = at or datetime.now(UTC)
+                    found = preview_manifest(session, connection, manifest, now=now)
                 except DatabaseRefused as refused:
                     if preview:
                         raise
@@ -188,9 +203,10 @@ def app_add(
                     return
                 if found is not None and len(found.due_at_once) > AT_ONCE_LIMIT:
                     print_preview(found, connection_zone(session, connection))
-                    raise click.ClickException(
+                    raise Refused(
                         f"not replaced: {len(found.due_at_once)} rows would be due at once "
-                        f"(more than {AT_ONCE_LIMIT}); run again with --yes to replace"
+                        f"(more than {AT_ONCE_LIMIT}); run again with --yes to replace",
+                        "CONTROL_PLANE_REFUSED",
                     )
                 session.rollback()
     with control_plane() as session:
@@ -221,7 +237,7 @@ def user_add(email: str, role: str, app: str | None, password_stdin: bool) -> No
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
         if not password:
-            raise click.ClickException("no password on stdin")
+            raise Refused("no password on stdin", "INVALID_VALUE")
     with control_plane() as session, redis_publisher() as publisher:
         added = users.add_user(session, email, role, app, password, publisher)
         where = f"app {app}" if app else "every app"
@@ -291,21 +307,8 @@ def read_rows(file: Path) -> list[dict[str, Any]]:
     """The rows of an import file: a JSON array of objects."""
     rows = read_json(file)
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-        raise click.ClickException(f"{file} holds no rows: a JSON array of objects is expected")
+        raise Refused(f"{file} holds no rows: a JSON array of objects is expected", "INVALID_VALUE")
     return rows
-
-
-def parse_now(text: str | None) -> datetime | None:
-    """`--now` as an instant; it must carry its offset (2026-10-24T09:00:00+01:00)."""
-    if text is None:
-        return None
-    try:
-        now = datetime.fromisoformat(text)
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is no ISO date and time", param_hint="--now") from None
-    if now.utcoffset() is None:
-        raise click.BadParameter(f"{text!r} needs its offset, e.g. +00:00", param_hint="--now")
-    return now
 
 
 def redis_publisher() -> Publisher:
@@ -317,17 +320,20 @@ def redis_publisher() -> Publisher:
 @click.argument("connection")
 @click.argument("table")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--now", "now_text", default=None, help="Write as of this instant (ISO, offset).")
-def import_command(connection: str, table: str, file: Path, now_text: str | None) -> None:
+@click.option("--now", type=INSTANT, default=None, help="Write as of this instant (ISO, offset).")
+def import_command(connection: str, table: str, file: Path, now: datetime | None) -> None:
     """Import FILE's JSON array of rows into TABLE, each row a write by `Import`."""
     rows = read_rows(file)
-    now = parse_now(now_text) or datetime.now(UTC)
+    now = now or datetime.now(UTC)
     with control_plane() as session, redis_publisher() as publisher:
         app = find_table(session, connection, table)
         name = table.rpartition(".")[2]
         report = import_rows(app_store(app), name, rows, now=now, publisher=publisher)
-    for number, error in report.refused:
-        click.echo(f"row {number} refused: {error.code}: {error.message}", err=True)
     click.echo(f"imported {report.imported} of {len(rows)} rows into {app.name}.{name}")
     if report.refused:
-        raise click.exceptions.Exit(1)
+        codes = ", ".join(dict.fromkeys(error.code for _, error in report.refused))
+        raise Refused(
+            f"{len(report.refused)} of {len(rows)} rows refused",
+            codes,
+            [f"row {number}: {error.code}: {error.message}" for number, error in report.refused],
+        )

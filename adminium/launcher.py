@@ -45,7 +45,13 @@ def default_port() -> int:
 
 
 @click.command("run")
-@click.option("--procfile", default="Procfile", show_default=True)
+@click.option(
+    "--procfile",
+    type=click.Path(exists=True, dir_okay=False),
+    default="Procfile",
+    show_default=True,
+    help="The processes to run.",
+)
 @click.option("--port", type=int, default=default_port, help="The web's port [PORT or 5000].")
 def run_command(procfile: str, port: int) -> None:
     """Start web, worker and clock, with embedded servers where no URL is set."""

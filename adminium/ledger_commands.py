@@ -14,6 +14,7 @@ from decimal import Decimal
 import click
 
 from adminium.control_commands import control_plane
+from adminium.refusals import Refused
 from adminium.sweep_commands import venue_time
 from core.ledgers.statement import AccountStatement, Gap
 from services.ledgers import account_statement
@@ -64,9 +65,8 @@ def ledger_command(connection: str, ledger: str, key: str) -> None:
         # Changes outside the postings that cancel out leave the sum right: say so anyway.
         click.echo(f"{_summary(statement)}: adds up" + (f" (though {where})" if where else ""))
         return
-    click.echo(
+    raise Refused(
         f"does not add up: {_summary(statement).replace(' = ', ' != ', 1)}"
         f" = {statement.opening + statement.entered}; changed outside its postings: {where}",
-        err=True,
+        "LEDGER_UNBALANCED",
     )
-    raise click.exceptions.Exit(1)

@@ -17,6 +17,7 @@ from typing import IO, Any
 import click
 from pydantic import ValidationError
 
+from adminium.refusals import Refused
 from core.manifest.model import Moment
 from core.time.clock import venue_zone
 from core.time.moments import MomentContext, MomentValueError, read_moment
@@ -39,15 +40,12 @@ class Malformed(ValueError):
 @click.argument("file", type=click.File("r", encoding="utf-8"))
 def moment_command(file: IO[str]) -> None:
     """Read the moments in FILE (a path, or - for stdin): one line each, the instant or no value."""
-    failed = False
-    lines = []
-    for line in answer_all(file.read()):
-        failed = failed or line.startswith("error: ")
-        lines.append(line)
+    lines = list(answer_all(file.read()))
     sys.stdout.write("".join(f"{line}\n" for line in lines))
     sys.stdout.flush()
+    failed = sum(line.startswith("error: ") for line in lines)
     if failed:
-        sys.exit(1)
+        raise Refused(f"{failed} of {len(lines)} moments could not be read", "INVALID_VALUE")
 
 
 def answer_all(text: str) -> Iterator[str]:

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import click
 
-from adminium.control_commands import control_plane, parse_now
+from adminium.control_commands import INSTANT, control_plane
 from core.preview.preview import Preview
 from core.time.words import instant_words
 from services.preview import connection_zone, parse_set, preview_values
@@ -17,6 +17,7 @@ _EFFECT_WORDS = {
     "due-at-once": "due at once",
     "set-aside": "due, but set aside while its hour runs",
     "no-longer-due": "no longer due",
+    "still-due": "still due",
     "later": "later",
     "earlier": "earlier",
     "no-time": "no time after",
@@ -49,11 +50,6 @@ def print_preview(preview: Preview, zone: ZoneInfo) -> None:
     click.echo(preview.summary())
 
 
-def preview_at(text: str | None) -> datetime:
-    """`--at`, or the clock's now."""
-    return parse_now(text) or datetime.now(UTC)
-
-
 @click.command("preview")
 @click.argument("connection")
 @click.option(
@@ -63,10 +59,10 @@ def preview_at(text: str | None) -> datetime:
     required=True,
     help="TABLE.COLUMN=VALUE, TABLE[KEY].COLUMN=VALUE or TABLE[COLUMN=VALUE].COLUMN=VALUE.",
 )
-@click.option("--at", "at_text", default=None, help="Read as of this instant (ISO, offset).")
-def preview_command(connection: str, sets: tuple[str, ...], at_text: str | None) -> None:
+@click.option("--at", type=INSTANT, default=None, help="Read as of this instant (ISO, offset).")
+def preview_command(connection: str, sets: tuple[str, ...], at: datetime | None) -> None:
     """What the clock would do differently with these values saved (nothing is saved)."""
-    now = preview_at(at_text)
+    now = at or datetime.now(UTC)
     with control_plane() as session:
         changes = [parse_set(text) for text in sets]
         preview = preview_values(session, connection, changes, now=now)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from adminium.control_commands import control_plane, parse_now, redis_publisher
+from adminium.control_commands import INSTANT, control_plane, redis_publisher
 from adminium.demo import EXAMPLES
 from core.samples.files import load_sample
 from services.apps import app_store, find_app
@@ -31,10 +31,10 @@ def sample_group() -> None:
     default=None,
     help="The sample file [examples/APP.sample.json].",
 )
-@click.option("--now", "now_text", default=None, help="Times relative to this instant (ISO).")
-def sample_add(connection: str, app: str, file: Path | None, now_text: str | None) -> None:
+@click.option("--now", type=INSTANT, default=None, help="Times relative to this instant (ISO).")
+def sample_add(connection: str, app: str, file: Path | None, now: datetime | None) -> None:
     """Add APP's sample rows on CONNECTION, each written by `Sample data`."""
-    now = parse_now(now_text) or datetime.now(UTC)
+    now = now or datetime.now(UTC)
     with control_plane() as session, redis_publisher() as publisher:
         found = find_app(session, f"{connection}/{app}")
         sample = load_sample(file or EXAMPLES / f"{found.name}.sample.json")
@@ -45,10 +45,10 @@ def sample_add(connection: str, app: str, file: Path | None, now_text: str | Non
 @sample_group.command("remove")
 @click.argument("connection")
 @click.argument("app")
-@click.option("--now", "now_text", default=None, help="Audit the removal at this instant.")
-def sample_remove(connection: str, app: str, now_text: str | None) -> None:
+@click.option("--now", type=INSTANT, default=None, help="Audit the removal at this instant.")
+def sample_remove(connection: str, app: str, now: datetime | None) -> None:
     """Remove every sample row of APP on CONNECTION, in one transaction."""
-    now = parse_now(now_text) or datetime.now(UTC)
+    now = now or datetime.now(UTC)
     with control_plane() as session, redis_publisher() as publisher:
         found = find_app(session, f"{connection}/{app}")
         removed = remove_sample_data(app_store(found), now=now, publisher=publisher)

@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from adminium.control_commands import control_plane, redis_publisher
+from adminium.refusals import Refused
 from adminium.sweep_commands import venue_time
 from core.basics.actors import Actor
 from core.basics.errors import AdminiumError
@@ -97,7 +98,7 @@ def set_aside_retry(connection: str, app: str, table: str, key: str) -> None:
         store = app_store(found)
         if not set_aside_rows([store], table=table, key=key):
             if not give_backs_aside(store, table, key):
-                raise click.ClickException(f"{app}.{table} {key} is not set aside")
+                raise Refused(f"{app}.{table} {key} is not set aside", "NOT_FOUND")
             _retry_give_back(store, table, key, publisher)
             return
         try:
@@ -106,8 +107,7 @@ def set_aside_retry(connection: str, app: str, table: str, key: str) -> None:
             again = set_aside_rows([store], table=table, key=key)
             until = f"; set aside until {venue_time(again[0].until, store.zone)}" if again else ""
             words = refusal_words(refused.message, refusal_details(refused))
-            click.echo(f"refused again: {refused.code}: {words}{until}", err=True)
-            raise click.exceptions.Exit(1) from None
+            raise Refused(f"refused again: {words}{until}", refused.code) from None
     click.echo(f"{app}.{table} {key} moved on a retry")
 
 
@@ -121,8 +121,7 @@ def _retry_give_back(store: Store, table: str, key: str, publisher: Publisher) -
         until = (
             f"; set aside until {venue_time(again[0].record.until, store.zone)}" if again else ""
         )
-        click.echo(f"give-back refused again: {refused.code}: {refused.message}{until}", err=True)
-        raise click.exceptions.Exit(1) from None
+        raise Refused(f"give-back refused again: {refused.message}{until}", refused.code) from None
     if not given:
         click.echo(f"{name}: nothing given back (a move settled it, or its hold runs on)")
     for hold in given:
@@ -169,6 +168,5 @@ def move_command(
                 seen_state=seen,
             )
         except AdminiumError as refused:
-            click.echo(f"refused: {refused.code}: {refused.message}", err=True)
-            raise click.exceptions.Exit(1) from None
+            raise Refused(f"not moved: {refused.message}", refused.code) from None
     click.echo(f"{app.name}.{name} {result.key} moved to {to} by {actor.name}")

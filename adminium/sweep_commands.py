@@ -11,7 +11,8 @@ from zoneinfo import ZoneInfo
 import click
 import sqlalchemy as sa
 
-from adminium.control_commands import control_plane, parse_now, redis_publisher
+from adminium.control_commands import INSTANT, control_plane, redis_publisher
+from adminium.refusals import Refused
 from core.ledgers.entries import PostingRecord
 from core.store.install import timed_indexes
 from core.store.store import Store
@@ -101,7 +102,7 @@ def _queued_for(report: SweepReport, now: datetime, clock: datetime) -> str | No
 @click.argument("connection")
 @click.option(
     "--now",
-    "now_text",
+    type=INSTANT,
     default=None,
     help="Judge the rows at this instant (ISO). A --now in the future commits the moves at"
     " that instant and queues their emails and webhook deliveries for it: they go only when"
@@ -112,12 +113,12 @@ def _queued_for(report: SweepReport, now: datetime, clock: datetime) -> str | No
     is_flag=True,
     help="Move and give back nothing: show what would move and which holds would go back.",
 )
-def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
+def sweep_command(connection: str, now: datetime | None, dry_run: bool) -> None:
     """Run one sweep of CONNECTION now, inline; print what it moved and gave back, set
     aside, and how many timed moves and give-backs are still due (times on the venue's
     clock); with it, how many linked rows the
     moves' effects moved and how many reminders it queued."""
-    now = parse_now(now_text) or datetime.now(UTC)
+    now = now or datetime.now(UTC)
     with control_plane() as session, redis_publisher() as publisher:
         report = sweep(
             session,
@@ -141,8 +142,21 @@ def sweep_command(connection: str, now_text: str | None, dry_run: bool) -> None:
     later = None if dry_run else _queued_for(report, now, datetime.now(UTC))
     if later:
         click.echo(later)
-    if report.outcome.value in ("stopped", "fence-lost") or report.faults:
-        raise click.exceptions.Exit(1)
+    if report.outcome.value == "stopped":
+        raise Refused(f"the sweep of {connection} stopped: {report.error}", "DATABASE_REFUSED")
+    if report.outcome.value == "fence-lost":
+        raise Refused(
+            f"the sweep of {connection} lost its fence: another sweep moves the rest",
+            "WRITE_CONFLICT",
+        )
+    if report.faults:
+        apps = ", ".join(fault.app for fault in report.faults)
+        noun = "app" if len(report.faults) == 1 else "apps"
+        raise Refused(
+            f"the sweep of {connection} stopped for {noun} {apps} this minute (the lines"
+            " above say why); the other apps were swept",
+            "DATABASE_REFUSED",
+        )
 
 
 def _echo_give_backs(
@@ -200,13 +214,13 @@ def _summary(connection: str, report: SweepReport, left: str, dry_run: bool) -> 
 
 @click.command("due")
 @click.argument("connection")
-@click.option("--at", "at_text", default=None, help="What would be due by this instant (ISO).")
+@click.option("--at", type=INSTANT, default=None, help="What would be due by this instant (ISO).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def due_command(connection: str, at_text: str | None, as_json: bool) -> None:
+def due_command(connection: str, at: datetime | None, as_json: bool) -> None:
     """The pending timed moves of CONNECTION (row, rule, moment, set aside or not), then
     the holds due to be given back (row, posting, amount to its account, heldUntil, their
     give-back set aside or not)."""
-    at = parse_now(at_text) or datetime.now(UTC)
+    at = at or datetime.now(UTC)
     with control_plane() as session:
         found = get_connection(session, connection)
         zone = venue_zone(found.zone)

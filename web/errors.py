@@ -88,6 +88,8 @@ STATUSES: dict[str, int] = {
     "INVALID_VALUE": 400,
     "MANIFEST_REFUSED": 400,
     "SAMPLE_REFUSED": 422,
+    # The console's own finding: `adminium ledger` found an account's balance off its entries.
+    "LEDGER_UNBALANCED": 409,
 }
 """Every code Adminium answers with, and its status: the one table (docs/errors.md lists it)."""
 TOO_MANY = "TOO_MANY_REQUESTS"

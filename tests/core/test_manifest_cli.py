@@ -1,4 +1,5 @@
-"""`adminium check FILE`: ok and exit 0, or one refusal a line and exit 1."""
+"""`adminium check FILE`: ok and exit 0, or the console's `Error:` line, then one refusal a
+line, and exit 1."""
 
 from __future__ import annotations
 
@@ -26,9 +27,10 @@ def test_check_prints_every_refusal_and_exits_1(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["check", str(path)])
     assert result.exit_code == 1
     assert result.output.splitlines() == [
-        'tables.orders.states.initial: "orders" has no state "new": its states are placed,'
+        f"Error: the manifest check refused {path} (MANIFEST_REFUSED)",
+        '  tables.orders.states.initial: "orders" has no state "new": its states are placed,'
         " confirmed, preparing, ready, picked_up, cancelled",
-        'tables.orders.states.timed[2].to: the move from "ready" to "preparing" is an undo,'
+        '  tables.orders.states.timed[2].to: the move from "ready" to "preparing" is an undo,'
         " which only a person makes",
     ]
 
@@ -40,7 +42,8 @@ def test_check_refuses_malformed_json_with_line_and_column(tmp_path: Path) -> No
     # The third "}" on line 2 is its 15th character: extra data after the document.
     assert (result.exit_code, result.output) == (
         1,
-        "line 2, column 15: this is not JSON: extra data\n",
+        f"Error: the manifest check refused {path} (MANIFEST_REFUSED)\n"
+        "  line 2, column 15: this is not JSON: extra data\n",
     )
 
 
@@ -51,7 +54,8 @@ def test_check_refuses_a_file_that_is_not_utf8_naming_it(tmp_path: Path) -> None
     result = CliRunner().invoke(main, ["check", str(path)])
     assert (result.exit_code, result.output) == (
         1,
-        f"{path}: this is not UTF-8 text: the byte 0xe9 at line 2, column 16 is no UTF-8;"
+        f"Error: the manifest check refused {path} (MANIFEST_REFUSED)\n"
+        f"  {path}: this is not UTF-8 text: the byte 0xe9 at line 2, column 16 is no UTF-8;"
         " save the file as UTF-8\n",
     )
 
@@ -65,6 +69,7 @@ def test_check_prints_a_refusal_that_echoes_a_lone_surrogate(tmp_path: Path) -> 
     assert result.exit_code == 1
     half = "holds half of a character (a lone surrogate), which is no text: remove it"
     assert result.output.splitlines() == [
-        f'name: "\\ud800" {half}',
-        f'tables."\\udc00x": the name "\\udc00x" {half}',
+        f"Error: the manifest check refused {path} (MANIFEST_REFUSED)",
+        f'  name: "\\ud800" {half}',
+        f'  tables."\\udc00x": the name "\\udc00x" {half}',
     ]

@@ -83,6 +83,7 @@ def test_an_invalid_zone_exits_1_with_one_clear_line(
     assert result.exit_code == 1
     assert result.stderr.strip() == (
         "Error: 'Mars/Base' is no IANA time zone: name one such as Europe/London, or none for UTC"
+        " (INVALID_VALUE)"
     )
     assert "Traceback" not in result.output
     assert "no connections yet" in invoke("connection", "list").output
@@ -128,7 +129,7 @@ def test_pause_and_resume_tell_open_screens(
 def test_pausing_an_unknown_connection_exits_1(invoke: Invoke) -> None:
     result = invoke("connection", "pause", "nowhere")
     assert result.exit_code == 1
-    assert result.stderr == "Error: no connection named 'nowhere'\n"
+    assert result.stderr == "Error: no connection named 'nowhere' (NOT_FOUND)\n"
 
 
 def test_app_add_with_create_tables_makes_the_tables(
@@ -158,7 +159,9 @@ def test_a_bad_manifest_prints_each_sentence_and_saves_nothing(
     invoke("connection", "add", "venue", "--url", make_database())
     result = invoke("app", "add", "venue", manifest_file(bad), "--create-tables")
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error: the manifest check refused the app:\n  tables.orders")
+    assert result.stderr.startswith(
+        "Error: the manifest check refused the app (MANIFEST_REFUSED)\n  tables.orders"
+    )
     assert "preparing" in result.stderr
     assert "venue\trunning\tUTC" in invoke("connection", "list").output
     assert "no apps" in invoke("connection", "list").output
@@ -217,7 +220,9 @@ def test_user_add_with_an_app_role(
     assert good.exit_code == 0, good.output
     assert good.output.startswith("user cook@example.org holds kitchen in app takeaway\n")
     assert bad.exit_code == 1
-    assert bad.stderr == ("Error: app 'takeaway' has no role 'chef'; its roles: kitchen, counter\n")
+    assert bad.stderr == (
+        "Error: app 'takeaway' has no role 'chef'; its roles: kitchen, counter (INVALID_VALUE)\n"
+    )
 
 
 def test_an_empty_password_on_stdin_is_refused(invoke: Invoke) -> None:
@@ -225,7 +230,7 @@ def test_an_empty_password_on_stdin_is_refused(invoke: Invoke) -> None:
         "user", "add", "ada@example.org", "--role", "admin", "--password-stdin", stdin="\n"
     )
     assert result.exit_code == 1
-    assert result.stderr == "Error: no password on stdin\n"
+    assert result.stderr == "Error: no password on stdin (INVALID_VALUE)\n"
 
 
 # --- import ---------------------------------------------------------------------
@@ -319,7 +324,9 @@ def test_import_reports_each_refused_row_and_exits_1(
     ]
     result = invoke("import", "venue", "orders", rows_file(tmp_path, rows))
     assert result.exit_code == 1
-    assert result.stderr.startswith("row 2 refused: VALUE_REFUSED: ")
+    assert result.stderr.startswith(
+        "Error: 1 of 3 rows refused (VALUE_REFUSED)\n  row 2: VALUE_REFUSED: "
+    )
     assert result.stdout == "imported 2 of 3 rows into takeaway.orders\n"
     engine = engine_for(venue)
     with engine.connect() as conn:

@@ -78,7 +78,8 @@ def test_a_give_back_the_cap_set_aside_is_listed_and_tried_again(console: Consol
     # Still over the cap: refused again, set aside for a new hour.
     again = console.run("set-aside", "retry", console.name, "tickets", "till_tickets", str(ticket))
     assert again.exit_code == 1, again.output
-    assert "give-back refused again: LEDGER_CAP: " in again.output
+    assert again.stderr.startswith("Error: give-back refused again: gift_cards account ")
+    assert again.stderr.endswith(" (LEDGER_CAP)\n"), again.stderr
     assert console.balance(card) == Decimal("490")
     console.sql(f"UPDATE tickets.gift_cards SET balance = 100 WHERE id = {card}")  # spent
     retried = console.run(

@@ -113,8 +113,9 @@ def test_a_card_payment_nobody_finishes_is_given_back_and_its_card_adds_up(
     assert topped.exit_code == 1
     last_entry = lines[3].split()[0]
     assert topped.stderr.strip() == (
-        "does not add up: balance 85 != opening 50 + entries -5 = 45;"
+        "Error: does not add up: balance 85 != opening 50 + entries -5 = 45;"
         f" changed outside its postings: +40 between entry {last_entry} and now"
+        " (LEDGER_UNBALANCED)"
     )
     unknown = run("ledger", name, "points", str(card))
     assert unknown.exit_code == 1 and "keeps a ledger 'points'" in unknown.output

@@ -121,7 +121,7 @@ def test_connection_add_refuses_a_pooler_in_statement_mode_and_names_the_mode_to
             main, ["connection", "add", "shop", "--url", statement.url(shop.url)], env=env
         )
     assert refused.exit_code == 1
-    assert refused.output.strip() == f"Error: {STATEMENT_POOLING}"
+    assert refused.output.strip() == f"Error: {STATEMENT_POOLING} (INVALID_VALUE)"
     assert "pool_mode = transaction" in STATEMENT_POOLING
     added = runner.invoke(
         main, ["connection", "add", "shop", "--url", bouncer.url(shop.url)], env=env
