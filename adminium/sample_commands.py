@@ -12,7 +12,7 @@ from adminium.control_commands import INSTANT, control_plane, redis_publisher
 from adminium.demo import EXAMPLES
 from core.samples.files import load_sample
 from services.apps import app_store, find_app
-from services.samples import add_sample_data, remove_sample_data
+from services.samples import add_sample_data, kept_words, remove_sample_data
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,8 @@ def sample_remove(connection: str, app: str, now: datetime | None) -> None:
     now = now or datetime.now(UTC)
     with control_plane() as session, redis_publisher() as publisher:
         found = find_app(session, f"{connection}/{app}")
-        removed = remove_sample_data(app_store(found), now=now, publisher=publisher)
-    counts = ", ".join(f"{n} from {table}" for table, n in removed.items()) or "none"
-    click.echo(f"removed sample rows of {connection}/{app}: {counts}")
+        removal = remove_sample_data(app_store(found), now=now, publisher=publisher)
+    counts = ", ".join(f"{n} from {table}" for table, n in removal.removed.items()) or "none"
+    kept = kept_words(removal)
+    line = f"removed sample rows of {connection}/{app}: {counts}"
+    click.echo(line + (f"; {kept}" if kept else ""))

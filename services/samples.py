@@ -6,7 +6,14 @@ import logging
 from datetime import datetime
 from pathlib import Path
 
-from core.samples.data import SampleRow, add_sample, marked_keys, removal_events, remove_sample
+from core.samples.data import (
+    SampleRemoval,
+    SampleRow,
+    add_sample,
+    marked_keys,
+    removal_events,
+    remove_sample,
+)
 from core.samples.files import SampleFile, load_sample
 from core.samples.preview import SampleDue, sample_due
 from core.setoff.automations import watching
@@ -67,16 +74,39 @@ def hears_samples(store: Store, added: list[SampleRow]) -> bool:
     return any(a.samples for table in tables for a in watching(store.app.automations, table))
 
 
-def remove_sample_data(store: Store, *, now: datetime, publisher: Publisher) -> dict[str, int]:
+def remove_sample_data(store: Store, *, now: datetime, publisher: Publisher) -> SampleRemoval:
     """Remove every sample row of the app in one transaction; open boards drop each one
-    (`"removed": true`). A real row that points at a sample row refuses it whole."""
+    (`"removed": true`). A sample row a row that stays refers to is kept, and named."""
     keys = marked_keys(store)
-    removed = remove_sample(store, now=now)
-    gone = {table: keys.get(table, set()) for table in removed}
+    removal = remove_sample(store, now=now)
+    kept = {(row.table, row.key) for row in removal.kept}
+    gone = {
+        table: {key for key in keys.get(table, set()) if (table, key) not in kept}
+        for table in removal.removed
+    }
     publisher.rows(
         removal_events(store.connection, store.app.name, gone),
         {"removed": True},
         f"sample removal of {store.connection}/{store.app.name}",
     )
-    log.info("sample data of %s/%s removed: %s", store.connection, store.app.name, removed)
-    return removed
+    log.info(
+        "sample data of %s/%s removed: %s; kept %s",
+        store.connection,
+        store.app.name,
+        removal.removed,
+        [f"{row.table} {row.key}" for row in removal.kept],
+    )
+    return removal
+
+
+def kept_words(removal: SampleRemoval) -> str | None:
+    """The sample rows a removal kept, in words: `kept 1 sample row that rows staying refer
+    to: customers 1 (orders 8)`; None when it kept none."""
+    if not removal.kept:
+        return None
+    rows = "row" if len(removal.kept) == 1 else "rows"
+    named = "; ".join(
+        f"{row.table} {row.key} ({', '.join(f'{t} {k}' for t, k in row.held_by)})"
+        for row in removal.kept
+    )
+    return f"kept {len(removal.kept)} sample {rows} that rows staying refer to: {named}"

@@ -18,6 +18,7 @@ from core.basics.events import RowEvent
 from core.manifest.model import App, Table
 from core.rules.columns import owned_columns
 from core.samples.files import Context, SampleFile, SampleRefused, resolve_row
+from core.samples.transaction import OneTransaction
 from core.setoff.totals import Touched, touch_totals, write_totals
 from core.store.audit import audit_entry
 from core.store.schema import audit, sample_marks, set_aside
@@ -48,7 +49,16 @@ def sample_actor(app: App) -> Actor:
 
 
 def add_sample(store: Store, sample: SampleFile, *, now: datetime) -> list[SampleRow]:
-    """Write every row of a sample set as `Sample data`, marking each; times read from `now`."""
+    """Write every row of a sample set as `Sample data`, marking each, times read from
+    `now`, in one transaction: a row refused leaves nothing of the sample behind."""
+    with store.engine.connect() as conn, conn.begin():
+        whole = store.on_engine(OneTransaction(conn))  # type: ignore[arg-type]
+        return write_sample(whole, sample, now=now)
+
+
+def write_sample(store: Store, sample: SampleFile, *, now: datetime) -> list[SampleRow]:
+    """Write a sample set's rows through the write pipeline, each write its own transaction
+    on `store` (savepoints of the caller's, for `add_sample` and the sample's preview)."""
     app = store.app
     if sample.app != app.name:
         raise SampleRefused(
@@ -150,8 +160,32 @@ def move_path(spec: Table, target: str) -> list[str]:
     )
 
 
-def remove_sample(store: Store, *, now: datetime) -> dict[str, int]:
-    """Delete every sample row of the app, audited, in one transaction; how many per table."""
+@dataclass(frozen=True)
+class KeptRow:
+    """A sample row a removal kept because rows that stay refer to it: its table and key,
+    and those rows (`(table, key)`, a few at most), real ones or other kept sample rows."""
+
+    table: str
+    key: str
+    held_by: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class SampleRemoval:
+    """What a removal did: rows deleted per table, and the sample rows it kept."""
+
+    removed: dict[str, int]
+    kept: tuple[KeptRow, ...] = ()
+
+
+HELD_BY_SHOWN = 3
+"""How many of the rows that hold a kept sample row back a removal names."""
+
+
+def remove_sample(store: Store, *, now: datetime) -> SampleRemoval:
+    """Delete every sample row of the app, audited, in one transaction. A sample row that a
+    row staying behind refers to (a real order for a sample customer) is kept, still
+    marked, and named with the rows that hold it back; the rest go."""
     app = store.app
     removed: dict[str, int] = {}
     with store.engine.begin() as conn:
@@ -160,25 +194,79 @@ def remove_sample(store: Store, *, now: datetime) -> dict[str, int]:
                 sample_marks.c.app == app.name
             )
         ).all()
-        keys: dict[str, list[str]] = {}
+        keys: dict[str, set[str]] = {}
         setup = setup_tables(store)
         for table, key in marks:
             if table not in setup:  # setup marked by an older sample stays (its mark goes)
-                keys.setdefault(table, []).append(key)
+                keys.setdefault(table, set()).add(key)
+        kept = _keep_referenced(conn, store, keys)
         # Rows an effect of a sample row moved are among `marks` already: an effect of a
         # sample row moves sample rows only. Totals over removed rows are recomputed once.
         touched = Touched()
-        for table in deletion_order(app):
-            if keys.get(table):
-                removed[table] = _remove_rows(conn, store, table, keys[table], now, touched)
+        try:
+            for table in deletion_order(app):
+                if keys.get(table):
+                    removed[table] = _remove_rows(conn, store, table, keys[table], now, touched)
+        except sa.exc.IntegrityError as error:
+            # A reference the manifest does not declare (the venue's own foreign key).
+            raise SampleRefused(
+                "nothing removed: the database refused to delete a sample row that a row "
+                f"outside the app's manifest refers to ({_constraint(error)})",
+                {"reason": "foreign-key"},
+            ) from None
         write_totals(conn, store, touched.parents, actor=Actor.sample().name)
-        conn.execute(sa.delete(sample_marks).where(sample_marks.c.app == app.name))
-    log.info("sample data of app %s removed: %s", app.name, removed)
-    return removed
+        held = sa.tuple_(sample_marks.c.table_name, sample_marks.c.row_key)
+        still = [(row.table, row.key) for row in kept]
+        conn.execute(
+            sa.delete(sample_marks).where(
+                sample_marks.c.app == app.name, *([held.not_in(still)] if still else [])
+            )
+        )
+    log.info("sample data of app %s removed: %s; kept %s", app.name, removed, len(kept))
+    return SampleRemoval(removed, tuple(kept))
+
+
+def _keep_referenced(conn: Connection, store: Store, keys: dict[str, set[str]]) -> list[KeptRow]:
+    """Take out of `keys` every sample row a row that stays refers to by a foreign key of
+    the manifest, until none is left: a kept row keeps the sample rows it refers to too."""
+    kept: list[KeptRow] = []
+    references = [
+        (name, column.ref, column.references)
+        for name, table in store.app.tables.items()
+        for column in table.columns
+        if column.references is not None
+    ]
+    changed = True
+    while changed:
+        changed = False
+        for name, column, target in references:
+            if not keys.get(target):
+                continue
+            table, key = store.table(name), store.spec(name).key
+            staying = sa.cast(table.c[key], sa.Text).not_in(sorted(keys.get(name, set())))
+            found = conn.execute(
+                sa.select(sa.cast(table.c[column], sa.Text), sa.cast(table.c[key], sa.Text))
+                .where(sa.cast(table.c[column], sa.Text).in_(sorted(keys[target])), staying)
+                .order_by(table.c[key])
+            ).all()
+            held: dict[str, list[tuple[str, str]]] = {}
+            for referred, holder in found:
+                held.setdefault(referred, []).append((name, holder))
+            for referred, holders in held.items():
+                keys[target].discard(referred)
+                kept.append(KeptRow(target, referred, tuple(holders[:HELD_BY_SHOWN])))
+                changed = True
+    return sorted(kept, key=lambda row: (row.table, row.key))
+
+
+def _constraint(error: sa.exc.IntegrityError) -> str:
+    """The constraint the database named, or its first line."""
+    name = getattr(getattr(error.orig, "diag", None), "constraint_name", None)
+    return str(name) if name else str(error.orig).strip().splitlines()[0]
 
 
 def _remove_rows(
-    conn: Connection, store: Store, table: str, keys: list[str], now: datetime, touched: Touched
+    conn: Connection, store: Store, table: str, keys: set[str], now: datetime, touched: Touched
 ) -> int:
     """Delete these rows of one table, their set-aside records, and audit each delete; note
     the totals they counted in."""
@@ -209,7 +297,7 @@ def _remove_rows(
         sa.delete(set_aside).where(
             set_aside.c.app == store.app.name,
             set_aside.c.table_name == table,
-            set_aside.c.row_key.in_(keys),
+            set_aside.c.row_key.in_(sorted(keys)),
         )
     )
     return len(entries)

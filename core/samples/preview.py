@@ -1,6 +1,6 @@
 """Before a sample set is added: which of its rows the next sweep would move at once.
 
-The sample is added exactly as `core.samples.data.add_sample` adds it (the write pipeline,
+The sample is written exactly as `core.samples.data.add_sample` writes it (the write pipeline,
 its moves, stamps, postings and effects), but on one connection inside a transaction that
 is rolled back: every transaction the pipeline opens is a savepoint of it. Inside that
 same transaction the sweep's own searches (`core.sweep.due.find_due`, `find_due_holds`) are run
@@ -12,15 +12,14 @@ add then takes: rows are named by their place in the sample file and their label
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy.engine import Connection
 
-from core.samples.data import SampleRow, add_sample
+from core.samples.data import SampleRow, write_sample
 from core.samples.files import SampleFile
+from core.samples.transaction import OneTransaction
 from core.store.store import Store
 from core.sweep.due import find_due
 from core.sweep.due_holds import find_due_holds
@@ -44,31 +43,14 @@ class SampleDue:
     hold: bool = False
 
 
-class _Scratch:
-    """An engine stand-in over one connection held inside a transaction the caller rolls
-    back: each `begin()` is a savepoint of it, each `connect()` that same connection."""
-
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-
-    @contextmanager
-    def connect(self) -> Iterator[Connection]:
-        yield self.conn
-
-    @contextmanager
-    def begin(self) -> Iterator[Connection]:
-        with self.conn.begin_nested():
-            yield self.conn
-
-
 def sample_due(store: Store, sample: SampleFile, *, now: datetime) -> list[SampleDue]:
     """The sample's rows due at once at `now` once added, soonest moment first; nothing
     is written (the add and the search run in one transaction that is rolled back)."""
     with store.engine.connect() as conn:
         outer = conn.begin()
         try:
-            scratch = store.on_engine(_Scratch(conn))  # type: ignore[arg-type]
-            added = add_sample(scratch, sample, now=now)
+            scratch = store.on_engine(OneTransaction(conn))  # type: ignore[arg-type]
+            added = write_sample(scratch, sample, now=now)
             return _due(conn, scratch, added, now)
         finally:
             outer.rollback()

@@ -27,7 +27,9 @@ from web.errors import STATUSES
 pytestmark = pytest.mark.integration
 
 
-def leaf_commands(group: click.Group = main, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+def leaf_commands(
+    group: click.Group = main, path: tuple[str, ...] = ()
+) -> Iterator[tuple[str, ...]]:
     """The path of every command under `group` that is not itself a group."""
     ctx = click.Context(group)
     for name in group.list_commands(ctx):
@@ -94,9 +96,7 @@ def generic_args(command: click.Command, files: dict[str, str]) -> list[str]:
 
 def invoke(control: str, args: list[str]) -> Result:
     """`adminium ARGS` in this process on the test's control plane, with no Redis."""
-    return CliRunner().invoke(
-        main, args, env={"DATABASE_URL": control, "REDIS_URL": ""}, input=""
-    )
+    return CliRunner().invoke(main, args, env={"DATABASE_URL": control, "REDIS_URL": ""}, input="")
 
 
 def assert_refusal(result: Result) -> None:
@@ -124,9 +124,8 @@ def assert_usage(result: Result, typed: str, path: tuple[str, ...]) -> None:
 
 def test_the_walk_finds_every_command() -> None:
     # A sample of what must be there: groups' commands and single ones.
-    assert {("run",), ("due",), ("app", "add"), ("sample", "remove"), ("set-aside", "retry")} <= set(
-        COMMANDS
-    )
+    wanted = {("run",), ("due",), ("app", "add"), ("sample", "remove"), ("set-aside", "retry")}
+    assert wanted <= set(COMMANDS)
 
 
 @pytest.mark.parametrize("path", COMMANDS, ids=" ".join)

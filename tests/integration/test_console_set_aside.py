@@ -122,7 +122,9 @@ def test_set_aside_rows_are_listed_on_the_venue_clock_tried_again_and_moved(
     assert "no rows set aside" in console.run("set-aside", "list", console.name).output
     bad = console.run("move", console.name, "orders", "2", "placed", "--as", "staff@venue.test")
     assert bad.exit_code == 1
-    assert bad.stderr == "Error: not moved: no move from 'done' to 'placed' (STATE_MOVE_NOT_LISTED)\n"
+    assert bad.stderr == (
+        "Error: not moved: no move from 'done' to 'placed' (STATE_MOVE_NOT_LISTED)\n"
+    )
 
 
 def test_a_second_connection_on_the_same_database_is_refused_unless_forced(

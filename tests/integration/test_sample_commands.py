@@ -66,6 +66,27 @@ def test_add_then_remove_sample_data(setup: tuple[Invoke, str]) -> None:
     assert counts(url) == (0, 0)
 
 
+def test_remove_keeps_a_sample_customer_a_real_order_is_for_and_says_so(
+    setup: tuple[Invoke, str], tmp_path: Path
+) -> None:
+    # The README's steps: a real order for sample customer 1, then `sample remove`. It
+    # answered `Error: the database refused: … orders_customer_id_fkey`.
+    invoke, url = setup
+    assert invoke("sample", "add", "venue", "takeaway").exit_code == 0
+    order = {"customer_id": 1, "email": "you@example.com", "pickup_at": "2026-01-05T12:00:00Z"}
+    real = tmp_path / "orders.json"
+    real.write_text(json.dumps([{**order, "items": "1 x soup"}]))
+    assert invoke("import", "venue", "orders", str(real)).exit_code == 0
+    removed = invoke("sample", "remove", "venue", "takeaway")
+    assert removed.exit_code == 0, removed.output
+    assert removed.stdout == (
+        "removed sample rows of venue/takeaway: 12 from order_lines, 7 from orders,"
+        " 2 from customers; kept 1 sample row that rows staying refer to: customers 1"
+        " (orders 8)\n"
+    )
+    assert counts(url) == (1, 1)
+
+
 def test_add_refuses_a_sample_of_another_app(setup: tuple[Invoke, str], tmp_path: Path) -> None:
     invoke, url = setup
     other = tmp_path / "hotel.sample.json"

@@ -10,8 +10,9 @@ import pytest
 import sqlalchemy as sa
 
 from core.basics.actors import Actor
-from core.samples.data import add_sample, remove_sample, sample_keys, setup_tables
-from core.samples.files import read_sample
+from core.basics.errors import AdminiumError
+from core.samples.data import KeptRow, add_sample, remove_sample, sample_keys, setup_tables
+from core.samples.files import SampleRefused, read_sample
 from core.store.schema import audit, sample_marks
 from core.store.store import Store
 from core.writes.pipeline import change_row, create_row, make_timed_move
@@ -203,10 +204,11 @@ def test_removal_takes_exactly_the_sample_rows(make_store: MakeStore) -> None:
         for t in store.app.tables
     }
 
-    removed = remove_sample(store, now=NOW)
+    removal = remove_sample(store, now=NOW)
 
     # The sample's settings row and opening hours stay: every real order keeps its moment.
-    assert removed == {"order_lines": 12, "orders": 7, "customers": 3}
+    assert removal.removed == {"order_lines": 12, "orders": 7, "customers": 3}
+    assert removal.kept == ()
     assert {t: rows(store, t) for t in store.app.tables} == real_rows
     assert real_rows["orders"][0]["status"] == "confirmed"
     assert marked(store) == {}
@@ -219,27 +221,111 @@ def test_removal_takes_exactly_the_sample_rows(make_store: MakeStore) -> None:
     assert removals == 22
 
 
-def test_removal_is_one_transaction(make_store: MakeStore) -> None:
-    store = make_store("takeaway")
-    add_sample(store, example("takeaway"), now=NOW)
-    before = {t: rows(store, t) for t in store.app.tables}
-    # A real order for a sample customer: the customer cannot go, so nothing goes.
+def real_order(store: Store, customer: Any, items: str = "real") -> Any:
+    """A real order (a person's) for a customer; its key."""
     order = {
-        "customer_id": 1,
+        "customer_id": customer,
         "email": "a@example.com",
         "pickup_at": datetime(2026, 7, 1, 17, tzinfo=UTC),
-        "items": "real",
+        "items": items,
     }
-    create_row(store, WriteRequest("orders", Actor.person("s@example.com"), NOW, values=order))
-    with pytest.raises(sa.exc.IntegrityError):
+    staff = Actor.person("s@example.com")
+    return create_row(store, WriteRequest("orders", staff, NOW, values=order)).key
+
+
+def test_a_sample_row_a_real_row_refers_to_is_kept_and_named(make_store: MakeStore) -> None:
+    # The README's case: a real order for sample customer 1 (Ana). Removing Ana would
+    # break the real order, so she stays, still sample data; every other sample row goes.
+    store = make_store("takeaway")
+    add_sample(store, example("takeaway"), now=NOW)
+    real = real_order(store, 1)
+
+    removal = remove_sample(store, now=NOW)
+
+    assert removal.removed == {"order_lines": 12, "orders": 7, "customers": 2}
+    assert removal.kept == (KeptRow("customers", "1", (("orders", str(real)),)),)
+    assert [r["id"] for r in rows(store, "customers")] == [1]
+    assert [r["id"] for r in rows(store, "orders")] == [real]
+    assert marked(store) == {"customers": {"1"}}
+    # Once nothing refers to her, the next removal takes her.
+    with store.engine.begin() as conn:
+        conn.execute(store.table("orders").delete())
+    again = remove_sample(store, now=NOW)
+    assert (again.removed, again.kept) == ({"customers": 1}, ())
+    assert rows(store, "customers") == [] and marked(store) == {}
+
+
+def test_a_kept_sample_row_keeps_the_sample_rows_it_refers_to(make_store: MakeStore) -> None:
+    # A real order line on a sample order: the order stays, so its sample customer stays.
+    store = make_store("takeaway")
+    added = add_sample(store, example("takeaway"), now=NOW)
+    order = next(r for r in added if r.table == "orders")
+    with store.engine.connect() as conn:
+        customer = store.read_row(conn, "orders", order.key)["customer_id"]
+    line = {"order_id": order.key, "item": "real tea", "amount": 2}
+    staff = Actor.person("s@example.com")
+    real = create_row(store, WriteRequest("order_lines", staff, NOW, values=line)).key
+
+    removal = remove_sample(store, now=NOW)
+
+    assert removal.kept == (
+        KeptRow("customers", str(customer), (("orders", str(order.key)),)),
+        KeptRow("orders", str(order.key), (("order_lines", str(real)),)),
+    )
+    assert removal.removed == {"order_lines": 12, "orders": 6, "customers": 2}
+    assert marked(store) == {"customers": {str(customer)}, "orders": {str(order.key)}}
+
+
+def test_a_reference_outside_the_manifest_refuses_the_removal_whole(
+    make_store: MakeStore,
+) -> None:
+    # The venue's own table with a foreign key the manifest does not know: the database
+    # refuses the delete, and the removal says so with the constraint; nothing goes.
+    store = make_store("takeaway")
+    add_sample(store, example("takeaway"), now=NOW)
+    schema = store.app.schema_name
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql(
+            f'CREATE TABLE "{schema}".payments (id serial PRIMARY KEY, order_id integer'
+            f' CONSTRAINT payments_order_fk REFERENCES "{schema}".orders (id))'
+        )
+        conn.exec_driver_sql(f'INSERT INTO "{schema}".payments (order_id) VALUES (2)')
+    before = {t: rows(store, t) for t in store.app.tables}
+    with pytest.raises(SampleRefused, match="payments_order_fk"):
         remove_sample(store, now=NOW)
-    after = {t: rows(store, t) for t in store.app.tables}
-    assert after["orders"][:-1] == before["orders"]
-    assert {t: v for t, v in after.items() if t != "orders"} == {
-        t: v for t, v in before.items() if t != "orders"
-    }
+    assert {t: rows(store, t) for t in store.app.tables} == before
     with store.engine.connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(sample_marks)).scalar() == 22
+
+
+def test_a_refused_sample_leaves_nothing(make_store: MakeStore) -> None:
+    # docs/sample-data.md's file as it was: a customer, then an order giving `total`, a
+    # column Adminium writes. The order is refused; the customer before it must not stay.
+    store = make_store("takeaway")
+    sample = read_sample(
+        {
+            "app": "takeaway",
+            "rows": {
+                "customers": [{"@as": "ana", "name": "Ana Pereira", "email": "ana@example.com"}],
+                "orders": [
+                    {
+                        "customer_id": {"@row": "ana"},
+                        "email": "ana@example.com",
+                        "pickup_at": {"@in": "PT20M"},
+                        "items": "2 x falafel wrap",
+                        "total": 13.0,
+                        "status": "confirmed",
+                    }
+                ],
+            },
+        }
+    )
+    with pytest.raises(AdminiumError, match="'total'"):
+        add_sample(store, sample, now=NOW)
+    assert rows(store, "customers") == [] and rows(store, "orders") == []
+    assert marked(store) == {}
+    with store.engine.connect() as conn:
+        assert conn.execute(sa.select(sa.func.count()).select_from(audit)).scalar() == 0
 
 
 def test_setup_stays_and_is_not_added_twice(make_store: MakeStore) -> None:

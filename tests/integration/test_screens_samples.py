@@ -126,10 +126,11 @@ def test_removing_when_there_is_no_sample_says_so(
     assert "there was none" in answer.text
 
 
-def test_a_real_row_that_refers_to_a_sample_row_stops_the_removal_in_words(
+def test_a_sample_row_a_real_row_refers_to_is_kept_and_named_in_words(
     screens_site: Site, signed_in: Callable[[str], FlaskClient]
 ) -> None:
-    # A sample event, and a real ticket for it: deleting the event would break the ticket.
+    # A sample event, and a real ticket for it: deleting the event would break the ticket,
+    # so the event stays (still sample data) and the answer names it and the ticket.
     sample = read_sample({"app": "venue", "rows": {"events": [{"doors_at": {"@in": "P2D"}}]}})
     (event,) = add_sample(screens_site.store(), sample, now=at("2026-07-10 09:00"))
     ticket = screens_site.insert("tickets", event_id=event.key, status="offered")
@@ -137,6 +138,10 @@ def test_a_real_row_that_refers_to_a_sample_row_stops_the_removal_in_words(
     token = csrf_of(client.get("/connections").text)
     answer = client.post(REMOVE, headers={"X-CSRFToken": token, "HX-Request": "true"})
     assert answer.status_code == 200
-    assert "Nothing was removed from venue" in answer.text
+    assert "Sample data of venue removed:\n  none could go." in answer.text
+    assert (
+        f"It kept 1 sample row that rows staying refer to: events {event.key} (tickets {ticket});"
+        " they go with a later removal once nothing refers to them."
+    ) in answer.text
     assert screens_site.row("events", event.key)["id"] == event.key
     assert screens_site.row("tickets", ticket)["event_id"] == event.key

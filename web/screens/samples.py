@@ -16,7 +16,7 @@ from core.samples.data import sample_keys
 from services.apps import app_store
 from services.errors import first_line
 from services.models import ADMIN, App, User
-from services.samples import EXAMPLES, add_kept_sample, kept_sample_due, sample_path
+from services.samples import EXAMPLES, add_kept_sample, kept_sample_due, kept_words, sample_path
 from services.samples import remove_sample_data as remove_samples
 from web.context import clock, publisher
 from web.errors import Forbidden
@@ -120,13 +120,24 @@ def remove_sample_data(name: str, app_name: str) -> str:
     """Remove every sample row of the app; answer how many rows of each table went."""
     app = _sample_app(name, app_name, "removing")
     try:
-        removed = remove_samples(app_store(app), now=clock(), publisher=publisher())
+        removal = remove_samples(app_store(app), now=clock(), publisher=publisher())
     except IntegrityError as error:
         log.info("sample data of %s/%s not removed: %s", name, app_name, first_line(error))
         return render_template(
             "screens/_sample_removed.html", app=app, refused=first_line(error), removed={}
         )
-    total = sum(removed.values())
-    answer = render_template("screens/_sample_removed.html", app=app, removed=removed, total=total)
+    except AdminiumError as error:
+        log.info("sample data of %s/%s not removed: %s", name, app_name, error.code)
+        return render_template(
+            "screens/_sample_removed.html", app=app, refused=error.message, removed={}
+        )
+    total = sum(removal.removed.values())
+    answer = render_template(
+        "screens/_sample_removed.html",
+        app=app,
+        removed=removal.removed,
+        kept=kept_words(removal),
+        total=total,
+    )
     rows = "row" if total == 1 else "rows"
     return answer + toast(Answer(f"Sample data of {app.name} removed by you: {total} {rows}."))
