@@ -320,3 +320,21 @@ def test_a_move_not_listed_answers_409_and_a_made_one_200(
     status, html = post_move(client, key, "confirmed", seen="placed")
     assert status == 200
     assert f"Orders #{key} moved to Confirmed by you." in html
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/connections/venue/pending",
+        "/connections/venue/set-aside",
+        "/connections/venue/deliveries",
+        BOARD,
+    ],
+)
+def test_every_page_names_the_venues_zone(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient], path: str
+) -> None:
+    # The Deliveries page said "Times on the venue's clock: UTC" for a London connection.
+    page = signed_in("manager").get(path)
+    assert page.status_code == 200, page.text
+    assert page.text.count("Times on the venue's clock: <strong>Europe/London</strong>") == 1
