@@ -3,6 +3,7 @@ bounded waits (bench/sweep.py, bench/failover.py, bench/recovery.py, bench/fence
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 import uuid
@@ -13,6 +14,19 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
+
+
+def arguments(
+    doc: str | None, add: Callable[[argparse.ArgumentParser], object] | None = None
+) -> argparse.Namespace:
+    """The bench's command line: `--help` prints its docstring and starts nothing; an
+    option it does not know is refused before anything starts."""
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    if add is not None:
+        add(parser)
+    return parser.parse_args()
 
 
 def emit(**figures: object) -> None:

@@ -27,7 +27,7 @@ from psycopg.types.json import Jsonb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import database, emit
+from bench.common import arguments, database, emit
 from core.manifest.model import load_app
 from core.store.install import install_app
 from core.store.store import Store, make_engine
@@ -157,6 +157,7 @@ def bare(conn: psycopg.Connection, keys: list[int]) -> None:
 
 
 def main() -> None:
+    arguments(__doc__)
     server = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
     with database(server) as url:
         app = load_app(APP)

@@ -32,6 +32,7 @@ from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import arguments
 from core.basics.actors import Actor
 from core.ledgers.entries import due_holds
 from core.manifest.model import load_app
@@ -317,7 +318,13 @@ def bench_due_holds_sizes() -> None:
 
 
 def main() -> None:
-    if "--due-holds" in sys.argv:
+    args = arguments(
+        __doc__,
+        lambda parser: parser.add_argument(
+            "--due-holds", action="store_true", help="Only the due-hold search at two sizes."
+        ),
+    )
+    if args.due_holds:
         bench_due_holds_sizes()
         return
     for run in (bench_limit, bench_give_backs):

@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from adminium.embedded import Embedded, start_postgres, start_redis  # noqa: E402
+from bench.common import arguments  # noqa: E402
 from core.basics.actors import Actor  # noqa: E402
 from core.writes.pipeline import change_row  # noqa: E402
 from core.writes.request import WriteRequest  # noqa: E402
@@ -135,6 +136,7 @@ def measure(server: str, redis_url: str) -> dict[str, object]:
 
 def main() -> None:
     """Print the figures as one JSON line."""
+    arguments(__doc__)
     servers = Embedded()
     try:
         server = os.environ.get("TEST_DATABASE_URL") or start_postgres(

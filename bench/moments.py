@@ -20,6 +20,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from adminium.moment_command import answer_all
+from bench.common import arguments
 
 OBJECTS = 10_000
 ZONES = ["Europe/London", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata", None]
@@ -83,6 +84,7 @@ def through_the_command(items: list[dict[str, Any]], name: str) -> float:
 
 def main() -> None:
     """Run every case once, baseline first."""
+    arguments(__doc__)
     for kind in ("column", "no-show", "closing-hour"):
         in_process(kind)
     start_up = through_the_command([], "command start-up (empty array)")

@@ -34,7 +34,7 @@ from aiosmtpd.controller import Controller
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import database, emit
+from bench.common import arguments, database, emit
 from core.manifest.model import load_app
 from core.outbox.reminders import queue_reminders
 from core.store.install import install_app
@@ -203,6 +203,7 @@ def bench_delivery(server: str) -> None:
 
 
 def main() -> None:
+    arguments(__doc__)
     server = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
     bench_reminders(server)
     bench_delivery(server)

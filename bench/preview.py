@@ -30,6 +30,7 @@ from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import arguments
 from services.preview import parse_set, preview_values
 from services.storage import engine_for, open_session
 from tests.conftest import database_url_for
@@ -119,6 +120,7 @@ def one_size(server: str, rows: int) -> dict[str, float]:
 
 
 def main() -> None:
+    arguments(__doc__)
     server = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
     small = one_size(server, 10_000)
     large = one_size(server, 1_000_000)

@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from adminium.embedded import Embedded, start_postgres, start_redis  # noqa: E402
+from bench.common import arguments  # noqa: E402
 from bench.live import databases  # noqa: E402
 from core.basics.actors import Actor  # noqa: E402
 from core.writes.pipeline import change_row  # noqa: E402
@@ -219,6 +220,7 @@ def bench_redis(url: str) -> str:
 
 def main() -> None:
     """Print the figures, one JSON line each."""
+    arguments(__doc__)
     servers = Embedded()
     try:
         server = os.environ.get("TEST_DATABASE_URL") or start_postgres(
