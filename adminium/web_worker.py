@@ -112,6 +112,18 @@ class WebWorker(GeventWorker):  # type: ignore[misc]
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.starts: dict[int, bytes] = {}
+        self.quitting = False
+
+    def handle_quit(self, sig: int, frame: Any) -> None:
+        """Quit once. Ctrl-C sends SIGINT to the whole process group, so this worker hears
+        it from the terminal and then SIGQUIT from the arbiter stopping it: gunicorn's quit
+        (its `sys.exit(0)` in a greenlet) ran for both, and the second landed while the
+        exiting process sat in gevent's threading shutdown, which printed it as the main
+        greenlet "failed with SystemExit", a traceback in the web log."""
+        if self.quitting:
+            return
+        self.quitting = True
+        super().handle_quit(sig, frame)
 
     def handle(self, listener: Any, client: Any, addr: Any) -> None:
         """Note how the connection's first request line starts, then serve it as gunicorn does."""

@@ -41,6 +41,10 @@ def test_ctrl_c_stops_web_worker_clock_and_both_servers(launch: Callable[[], Lau
     assert code == 128 + signal.SIGINT, run.log_tail()
     assert run.leftovers() == [], run.log_tail()
     assert "Adminium stopped." in run.log_tail()
+    # Every process stopped quietly: gunicorn's gevent worker printed a SystemExit
+    # traceback ("failed with SystemExit") on Ctrl-C.
+    log = run.log.read_text(errors="replace")
+    assert "Traceback" not in log and "failed with SystemExit" not in log, run.log_tail()
 
 
 def test_sigterm_stops_everything_and_the_data_stays_for_the_next_run(
