@@ -71,9 +71,15 @@ screenshots: $(DEV_STAMP) chromium
 bench: $(DEV_STAMP)
 	for script in bench/*.py; do $(BIN)/python $$script; done
 
-# Starts over: the embedded servers' data goes. Refuses while `make run` is using it.
+# Starts over: the embedded servers' data goes, from ADMINIUM_INSTANCE's folder (./instance
+# unset). Refuses while `make run` is using it, and a folder that holds no instance's data.
 reset:
-	@if [ -f instance/pg/postmaster.pid ] && kill -0 "$$(head -n1 instance/pg/postmaster.pid)" 2>/dev/null; then \
-	  echo "PostgreSQL is running on instance/pg: stop 'make run' (Ctrl-C) first." >&2; exit 1; \
-	fi
-	rm -rf instance
+	@folder="$${ADMINIUM_INSTANCE:-instance}"; \
+	if [ ! -e "$$folder" ]; then echo "nothing to delete: no $$folder"; exit 0; fi; \
+	if [ ! -e "$$folder/pg" ] && [ ! -e "$$folder/redis.db" ] && [ ! -e "$$folder/secret_key" ]; then \
+	  echo "$$folder holds no embedded server's data (no pg, redis.db or secret_key): not deleted." >&2; exit 1; \
+	fi; \
+	if [ -f "$$folder/pg/postmaster.pid" ] && kill -0 "$$(head -n1 "$$folder/pg/postmaster.pid")" 2>/dev/null; then \
+	  echo "PostgreSQL is running on $$folder/pg: stop 'make run' (Ctrl-C) first." >&2; exit 1; \
+	fi; \
+	rm -rf "$$folder" && echo "deleted $$folder"
