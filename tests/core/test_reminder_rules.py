@@ -123,7 +123,8 @@ def test_adminium_check_refuses_a_reminder_that_can_never_send(tmp_path: Path) -
     result = CliRunner().invoke(main, ["check", str(path)])
     assert result.exit_code == 1
     assert result.output.splitlines() == [
-        'outbox.producers[0]: a reminder of "orders" has no "to", and no message producer of'
+        f"Error: the manifest check refused {path} (MANIFEST_REFUSED)",
+        '  outbox.producers[0]: a reminder of "orders" has no "to", and no message producer of'
         ' "orders" lends it an address: give it "to", the text column of "orders" holding the'
-        " address"
+        " address",
     ]

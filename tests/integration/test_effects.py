@@ -166,7 +166,7 @@ def test_an_effect_of_a_sample_order_moves_sample_lines_only(kitchen: Kitchen) -
     # The real line goes first (it is the venue's); removal then takes the sample order and
     # the line its effect voided.
     kitchen.sql("DELETE FROM kitchen.order_lines WHERE id = :k", k=real_line)
-    assert remove_sample(kitchen.store, now=NOW) == {"order_lines": 1, "orders": 1}
+    assert remove_sample(kitchen.store, now=NOW).removed == {"order_lines": 1, "orders": 1}
     assert (kitchen.statuses("orders"), kitchen.statuses("order_lines")) == ({}, {})
 
 
@@ -187,7 +187,7 @@ def test_totals_after_create_edit_move_effect_and_sample_removal(kitchen: Kitche
     # A sample line never changes a real order's total, and its removal leaves it so.
     kitchen.add_line(other, 9, actor=sample_actor(kitchen.store.app))
     assert kitchen.total(other) == (Decimal("1.50"), 1)
-    assert remove_sample(kitchen.store, now=NOW) == {"order_lines": 1}
+    assert remove_sample(kitchen.store, now=NOW).removed == {"order_lines": 1}
     assert kitchen.total(other) == (Decimal("1.50"), 1)
     # An effect: the cancel voids the line; the locked, cancelled order still takes its total.
     moved = kitchen.move("orders", other, "cancelled")
@@ -205,7 +205,7 @@ def test_totals_of_sample_removal_are_recomputed_for_a_real_order(kitchen: Kitch
         "INSERT INTO adminium.sample_rows VALUES ('kitchen', 'order_lines', :k, now())", k=str(gone)
     )
     kitchen.sql("UPDATE kitchen.orders SET total = 9, lines = 2 WHERE id = :k", k=order)
-    assert remove_sample(kitchen.store, now=NOW) == {"order_lines": 1}
+    assert remove_sample(kitchen.store, now=NOW).removed == {"order_lines": 1}
     assert kitchen.statuses("order_lines") == {kept: "open"}
     assert kitchen.total(order) == (Decimal(2), 1)
 
