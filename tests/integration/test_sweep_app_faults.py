@@ -302,7 +302,7 @@ def test_the_sweep_command_prints_the_apps_fault_and_exits_1(two: Two) -> None:
     env = {"DATABASE_URL": two.web.config["DATABASE_URL"], "REDIS_URL": ""}
     swept = CliRunner().invoke(main, ["sweep", two.name, "--now", NOW.isoformat()], env=env)
     assert swept.exit_code == 1, swept.output
-    lines = swept.output.splitlines()
+    lines = swept.stdout.splitlines()
     # 11:55 UTC on 6 March is 11:55 on London's clock (GMT until 29 March).
     assert f"moved cafe.orders {cafes} rule 1 at 2026-03-06T11:55:00+00:00" in lines
     assert (
@@ -311,6 +311,11 @@ def test_the_sweep_command_prints_the_apps_fault_and_exits_1(two: Two) -> None:
         " the two agree"
     ) in lines
     assert lines[-1].startswith(f"sweep of {two.name}: done, moved 1,")
+    # The console's one contract (docs/errors.md, "The console"): one Error line, its code.
+    assert swept.stderr == (
+        f"Error: the sweep of {two.name} stopped for app shop this minute (the lines above say"
+        " why); the other apps were swept (DATABASE_REFUSED)\n"
+    )
 
 
 # --- a holding app beside the shop: its give-backs fault alone -------------------------
