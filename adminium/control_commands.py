@@ -291,7 +291,7 @@ def user_unlock(email: str) -> None:
     try:
         cleared = unlock(redis_client.connect(redis_url), database_url, email)
     except redis.RedisError as error:
-        raise click.ClickException(f"Redis does not answer: {error}") from None
+        raise Refused(f"Redis does not answer: {error}", "DATABASE_REFUSED") from None
     shown = email.strip().lower()
     if not cleared:
         click.echo(f"nothing to unlock: no refused sign-ins of {shown} are counted")

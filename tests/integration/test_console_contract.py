@@ -66,6 +66,15 @@ REFUSALS: dict[tuple[str, ...], list[str] | None] = {
 (nothing is no refusal); `run` starts the servers (its usage errors are held below)."""
 
 
+DEAD_REDIS = "redis://127.0.0.1:1/0"
+"""A Redis nobody answers at."""
+
+ENVIRONMENT: dict[tuple[str, ...], dict[str, str]] = {("user", "unlock"): {"REDIS_URL": DEAD_REDIS}}
+"""What a command's invocations set besides the control plane: `user unlock` with no
+REDIS_URL would start an embedded Redis in the working folder; given one that does not
+answer, it is refused."""
+
+
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Files the invocations name: an empty JSON array, a manifest the check refuses, a
@@ -94,9 +103,11 @@ def generic_args(command: click.Command, files: dict[str, str]) -> list[str]:
     return args
 
 
-def invoke(control: str, args: list[str]) -> Result:
-    """`adminium ARGS` in this process on the test's control plane, with no Redis."""
-    return CliRunner().invoke(main, args, env={"DATABASE_URL": control, "REDIS_URL": ""}, input="")
+def invoke(control: str, args: list[str], path: tuple[str, ...] = ()) -> Result:
+    """`adminium ARGS` in this process on the test's control plane, with no Redis (or what
+    ENVIRONMENT gives the command at `path`)."""
+    env = {"DATABASE_URL": control, "REDIS_URL": "", **ENVIRONMENT.get(path, {})}
+    return CliRunner().invoke(main, args, env=env, input="")
 
 
 def assert_refusal(result: Result) -> None:
@@ -133,13 +144,15 @@ def test_a_command_refuses_with_one_error_line_and_its_code(
     path: tuple[str, ...], control: str, files: dict[str, str]
 ) -> None:
     command = command_of(path)
-    generic = invoke(control, [*path, *generic_args(command, files)]) if path != ("run",) else None
+    args = [*path, *generic_args(command, files)]
+    generic = invoke(control, args, path) if path != ("run",) else None
     if generic is not None and generic.exit_code != 1:
         assert generic.exit_code == 0, (generic.exit_code, generic.output, generic.exception)
     if path in REFUSALS:
         special = REFUSALS[path]
         if special is not None:
-            assert_refusal(invoke(control, [*path, *(a.format(**files) for a in special)]))
+            special_args = [*path, *(a.format(**files) for a in special)]
+            assert_refusal(invoke(control, special_args, path))
         return
     assert generic is not None
     assert generic.exit_code == 1, (
