@@ -330,4 +330,4 @@ def test_a_manifest_preview_never_reads_another_app_s_tables(
         file.write_text(json.dumps(manifest))
         printed = managed.console("app", "add", "diner", str(file), "--preview", "--at", ahead)
         assert printed.exit_code == 1
-        assert printed.output == f"Error: {sentence}\n"
+        assert printed.output == f"Error: {sentence} (FORBIDDEN)\n"

@@ -121,7 +121,7 @@ def test_add_refuses_a_loopback_private_or_link_local_address_unless_allowed(
         assert refused.exit_code == 1, (url, refused.output)
         assert refused.output == (
             f"Error: the webhook's host {where}: webhooks post to public addresses only,"
-            f" unless {ALLOW_PRIVATE}=1 allows the machine's own networks\n"
+            f" unless {ALLOW_PRIVATE}=1 allows the machine's own networks (INVALID_VALUE)\n"
         ), url
     assert invoke("webhook", "list", "venue").output.startswith("no webhooks yet")
     # The operator's word lets one through.
