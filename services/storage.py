@@ -31,6 +31,7 @@ from sqlalchemy.pool import NullPool, QueuePool
 from sqlalchemy.util import LRUCache
 from sqlalchemy.util import queue as sqla_queue
 
+import services.control_version  # noqa: F401  (every control-plane write announced)
 from services.models import SCHEMA, Connection
 from services.recent import LeastRecent
 from services.urls import hide_password, sqlalchemy_url
@@ -285,12 +286,17 @@ def reading_session(url: str) -> Iterator[Session]:
     """A session on the control plane for reads alone, each statement autocommitted: no
     BEGIN and ROLLBACK round trips around them (the sweep job's one read of its
     connection and apps)."""
-    engine = engine_for(url)
+    with Session(autocommit(engine_for(url)), expire_on_commit=False) as session:
+        yield session
+
+
+def autocommit(engine: Engine) -> Engine:
+    """The engine's autocommitting twin (same pool, made once): each statement its own
+    transaction, with no BEGIN and ROLLBACK round trips around it (reads alone)."""
     reading = _AUTOCOMMIT.get(engine)
     if reading is None:
         reading = _AUTOCOMMIT[engine] = engine.execution_options(isolation_level="AUTOCOMMIT")
-    with Session(reading, expire_on_commit=False) as session:
-        yield session
+    return reading
 
 
 _AUTOCOMMIT: weakref.WeakKeyDictionary[Engine, Engine] = weakref.WeakKeyDictionary()
