@@ -15,6 +15,7 @@ or a connection paused serve from the next request on, in every process.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import weakref
@@ -41,9 +42,9 @@ from services.users import hash_token
 
 log = logging.getLogger(__name__)
 
-CHECK_SECONDS = 10.0
-"""How often a cache reads the control plane's version itself (for a write nobody
-announced: a console command run without REDIS_URL, SQL typed by hand)."""
+CHECK_SECONDS = float(os.environ.get("ADMINIUM_CONTROL_CHECK_SECONDS", "10"))
+"""How often a cache reads the control plane's version itself, for a write nobody announced
+(a console command run without REDIS_URL, SQL typed by hand): ADMINIUM_CONTROL_CHECK_SECONDS."""
 USERS, APPS = 10_000, 5_000
 """How many users (by token) and apps a process keeps."""
 RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0)
