@@ -16,11 +16,19 @@
   to each of those 24 databases, runs one query and closes (the floor of visiting a
   database one is not connected to), and the same loop reading once each table an idle
   sweep visits (`IDLE_READS`: a new server session opens each table for the first time).
+  Where Debian's PgBouncer is installed (`make pgbouncer`), a fourth kind, pooled: the
+  sweeps of 24 more connections on those same 24 databases reached through a PgBouncer in
+  transaction mode started by the bench, as docs/operations.md's production topology
+  draws it; and the bare loop's reads through it (`bare_pooled_reads_ms`: a connect to
+  PgBouncer and the reads, unprepared, in its warm server session: the floor of a pooled
+  sweep beside RQ's own).
   Per pass: ms a job (first start to last end, over the jobs), each sweep's ratio to the
-  empty job, the cold one's to both bare loops, and the cold job's floor (the empty job
-  plus the bare loop's reads) to the bare loop.
-  `--profile shared|own` runs the same jobs in a SweepWorker in this process under
-  cProfile and prints where the time goes.
+  empty job (`*_to_empty`, its cost; `*_rate_to_empty`, its throughput: issue 36's goal is
+  0.5 for shared and pooled), the cold one's to both bare loops, and the cold job's floor
+  (the empty job plus the bare loop's reads) to the bare loop.
+  `--profile shared|own|pooled` runs the same jobs in a SweepWorker in this process under
+  cProfile (`--sampler`: pyinstrument's sampling profiler, if installed) and prints where
+  the time goes.
 - read (`--read`): a sweep job's read of the control plane (`services.apps.swept_apps` in
   the job's autocommitted session, its apps warm), ms a read, against the same read
   through the ORM (the statement built and run by the session, as it once was), turn
@@ -362,7 +370,7 @@ class JobsPass:
         self.inside: dict[str, list[float]] = {k: [] for k in kinds}
         self.done: dict[str, int] = dict.fromkeys(kinds, 0)
         self.failed: dict[str, int] = dict.fromkeys(kinds, 0)
-        self.bare = self.bare_reads = 0.0
+        self.bare = self.bare_reads = self.bare_pooled = 0.0
 
     def run_batch(self, queue: Any, world: JobsWorld, kind: str, count: int, tag: str) -> None:
         """`count` jobs of one kind enqueued at once and drained by the worker."""
@@ -390,6 +398,10 @@ class JobsPass:
             found[f"{kind}_failed"] = self.failed[kind]
         found["bare_psycopg_ms"] = round(self.bare, 2)
         found["bare_idle_reads_ms"] = round(self.bare_reads, 2)
+        if "pooled" in self.kinds:
+            # The floor of a sweep through the pooler: a connect to PgBouncer and the idle
+            # sweep's reads, unprepared, in its warm server session.
+            found["bare_pooled_reads_ms"] = round(self.bare_pooled, 2)
         empty = found["empty_ms"]
         for kind in self.kinds[1:]:
             found[f"{kind}_per_worker_minute"] = int(60_000 / found[f"{kind}_ms"])
@@ -402,6 +414,10 @@ class JobsPass:
         found["own_floor_to_bare"] = round(
             (empty + found["bare_idle_reads_ms"]) / found["bare_psycopg_ms"], 2
         )
+        if "pooled" in self.kinds:
+            found["pooled_floor_rate_to_empty"] = round(
+                empty / (empty + found["bare_pooled_reads_ms"]), 2
+            )
         found["goal_rate_to_empty"] = 0.5
         found["load_1m"] = round(os.getloadavg()[0], 2)
         return found
@@ -449,6 +465,9 @@ def bench_jobs(server: str, passes: int, count: int) -> None:
                             queue, world, kind, count // ROUNDS, f"{number}-{turn}-{kind}"
                         )
                     found.bare += bare_visits(world.own, count // ROUNDS) / ROUNDS
+                    if world.pooled:
+                        visits = bare_visits(world.pooled, count // ROUNDS, IDLE_READS)
+                        found.bare_pooled += visits / ROUNDS
                     found.bare_reads += bare_visits(world.own, count // ROUNDS, IDLE_READS) / ROUNDS
                 emit(**found.figures(number))
         finally:
