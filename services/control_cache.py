@@ -29,6 +29,7 @@ import redis
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.basics.values import text_fault
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
 from core.store.store import Store
@@ -139,6 +140,8 @@ class ControlCache:
 
     def app(self, session: Session, connection: str, name: str) -> CachedApp | None:
         """The app of that name on that connection, with its store (None: there is none)."""
+        if text_fault(connection) or text_fault(name):
+            return None  # no name holds a NUL (the database would refuse to compare one)
         found = self._kept(
             self._apps, (connection, name), lambda: _read_app(session, connection, name)
         )
