@@ -493,7 +493,8 @@ def own_databases(size: int, workers: list[int], pooled: bool = False) -> None:
     needed = size + 60
     with contextlib.ExitStack() as stack:
         server = server_url()
-        if pooled and max_connections(server) < needed:
+        private = pooled and max_connections(server) < needed
+        if private:
             server = stack.enter_context(private_server(needed))
             print(json.dumps({"mode": "own", "server": f"own, max_connections {needed}"}))
         through = None
@@ -504,7 +505,8 @@ def own_databases(size: int, workers: list[int], pooled: bool = False) -> None:
             through = bouncer.url
         worlds = {"own": World(server, size, size), "shared": World(server, size, DATABASES)}
         for world in worlds.values():
-            stack.callback(world.drop)
+            if not private:  # a server of the bench's own goes whole
+                stack.callback(world.drop)
         for label, world in worlds.items():
             made = time.monotonic()
             world.install()
