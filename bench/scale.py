@@ -27,10 +27,14 @@ Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/p
      a minute, so it has met about 1/2, 3/4, 7/8 of the apps before passes 2, 3, 4 (one
      worker: all of them before pass 2): pass 4 is the steady minute.
      or --own N: N connections each on a database of its own (N databases made with unique
-     names, dropped at the end), then N connections sharing 4 databases by schema, each
-     with 1 and 2 workers started as the Procfile starts them: one idle minute watched
+     names, dropped at the end) and N connections sharing 4 databases by schema, turn about
+     for 1 and 2 workers started as the Procfile starts them: one idle minute watched
      (every connection swept within it, 0 dropped), then three throughput passes; prints
      connections per worker-minute (the last pass's jobs/s x 60 / workers) side by side.
+     With --pgbouncer, a third arm between them: the same N own databases reached through
+     Debian's PgBouncer in transaction mode (`make pgbouncer`); a server that takes fewer
+     than N + 60 sessions is replaced, for every arm, by a PostgreSQL of the bench's own
+     (the pgserver wheel's) that does, as PgBouncer keeps a server session per database.
      or --tick N: the tick's two parts at N connections in this process, 5 ticks: reading
      the names with minute work, enqueuing their sweeps (the first tick parses every
      manifest; the later ones only those saved since).
@@ -40,6 +44,7 @@ Each run takes about 80 s (it waits for a minute to begin); all stop by themselv
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -48,6 +53,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -59,7 +65,15 @@ from rq.registry import FinishedJobRegistry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale_setup import DATABASES, ROOT, World, redis_server, server_url
+from scale_setup import (
+    DATABASES,
+    ROOT,
+    World,
+    max_connections,
+    private_server,
+    redis_server,
+    server_url,
+)
 
 from adminium.supervisor import read_procfile
 from jobs.sweep import minute_of, sweep_job_id
@@ -136,11 +150,12 @@ def run(
     before: bool = False,
     hints: bool = True,
     code: Path = ROOT,
+    through: Callable[[str], str] | None = None,
 ) -> dict[str, object]:
     """One watched minute. With `before`, the processes start a minute earlier, so the
     minute before it is swept too (the sweeps leave their due hints); without `hints`,
     the hints are deleted just before the watched minute's tick (the order as before)."""
-    control = world.control(size, mail)
+    control = world.control(size, mail, through)
     world.reset(size)
     minute = next_minute(LEAD + 20 + (60 if before else 0))
     if due:
@@ -327,13 +342,18 @@ class CpuMeter:
 
 
 def throughput(
-    world: World, size: int, workers: int, passes: int = 4, deadline_s: float = 240
+    world: World,
+    size: int,
+    workers: int,
+    passes: int = 4,
+    deadline_s: float = 240,
+    through: Callable[[str], str] | None = None,
 ) -> list[dict[str, object]]:
     """`workers` workers started as the Procfile does, then `passes` minutes of `size` idle
     sweeps, each enqueued at once by the tick's own enqueue once the one before has drained:
     how fast the workers drain each, and whose CPU it took. The first pass is the workers'
     first minute (every manifest new to them); later ones use what each worker kept."""
-    control = world.control(size)
+    control = world.control(size, through=through)
     world.reset(size)
     names = [f"c{i:05d}" for i in range(size)]
     procfile = read_procfile(ROOT / "Procfile")
@@ -457,64 +477,83 @@ def tick(world: World, size: int, ticks: int = 5) -> list[dict[str, object]]:
     return found
 
 
-def own_databases(size: int, workers: list[int]) -> None:
-    """Each connection its own database beside connections sharing 4 by schema: the
-    minute swept whole and the workers' rate, per worker-minute."""
-    per_minute: dict[str, dict[int, float]] = {}
-    for label, databases in (("own", size), ("shared", DATABASES)):
-        world = World(server_url(), size, databases)
-        try:
+ARMS = ("own", "pooled", "shared")
+"""--own's connections: each its own database, the same databases through PgBouncer
+(--pgbouncer), and connections sharing DATABASES databases by schema."""
+
+
+def own_databases(size: int, workers: list[int], pooled: bool = False) -> None:
+    """Each connection its own database beside connections sharing 4 by schema (and, with
+    `pooled`, the same own databases through PgBouncer in transaction mode, as the
+    production topology draws it), turn about for each number of workers: the minute swept
+    whole and the workers' rate, per worker-minute. Through PgBouncer each database keeps a
+    server session warm between minutes, so the server must take one per database: on one
+    that takes fewer, the bench starts a PostgreSQL of its own that does (all arms on it)."""
+    arms = ARMS if pooled else ("own", "shared")
+    needed = size + 60
+    with contextlib.ExitStack() as stack:
+        server = server_url()
+        private = pooled and max_connections(server) < needed
+        if private:
+            server = stack.enter_context(private_server(needed))
+            print(json.dumps({"mode": "own", "server": f"own, max_connections {needed}"}))
+        through = None
+        if pooled:
+            from tests.integration.pgbouncer_fixtures import start_pgbouncer
+
+            bouncer = stack.enter_context(start_pgbouncer(server, "transaction", pool_size=2))
+            through = bouncer.url
+        worlds = {"own": World(server, size, size), "shared": World(server, size, DATABASES)}
+        for world in worlds.values():
+            if not private:  # a server of the bench's own goes whole
+                stack.callback(world.drop)
+        for label, world in worlds.items():
             made = time.monotonic()
             world.install()
-            print(
-                json.dumps(
-                    {
-                        "mode": "own",
-                        "databases": databases,
-                        "setup_s": round(time.monotonic() - made),
-                    }
-                ),
-                flush=True,
-            )
-            for count in workers:
-                minute = run(world, size, count, 0)
-                passes = throughput(world, size, count, passes=3)
-                rate = float(passes[-1]["jobs_per_s"] or 0)  # type: ignore[arg-type]
-                per_minute.setdefault(label, {})[count] = rate * 60 / count
-                print(
-                    json.dumps(
-                        {
-                            "mode": "own",
-                            "connections": size,
-                            "databases": databases,
-                            "workers": count,
-                            "finished_in_minute": minute["finished_in_minute"],
-                            "dropped": minute["dropped"],
-                            "job_ms_median": minute["job_ms_median"],
-                            "job_ms_p95": minute["job_ms_p95"],
-                            "sweep_start_s_max": minute["sweep_start_s_max"],
-                            "jobs_per_s_by_pass": [p["jobs_per_s"] for p in passes],
-                            "connections_per_worker_minute": int(rate * 60 / count),
-                        }
-                    ),
-                    flush=True,
-                )
-        finally:
-            world.drop()
+            setup = {"mode": "own", "arm": label, "databases": world.databases}
+            print(json.dumps({**setup, "setup_s": round(time.monotonic() - made)}), flush=True)
+        per_minute: dict[str, dict[int, float]] = {}
+        for count in workers:
+            for arm in arms:
+                world = worlds["shared" if arm == "shared" else "own"]
+                reach = through if arm == "pooled" else None
+                found = own_arm(world, size, count, reach)
+                per_minute.setdefault(arm, {})[count] = float(found["per_worker_minute"])  # type: ignore[arg-type]
+                print(json.dumps({"mode": "own", "arm": arm, **found}), flush=True)
     for count in workers:
-        own, shared = per_minute["own"][count], per_minute["shared"][count]
-        print(
-            json.dumps(
-                {
-                    "mode": "own",
-                    "workers": count,
-                    "own_per_worker_minute": int(own),
-                    "shared_per_worker_minute": int(shared),
-                    "own_to_shared": round(own / shared, 2) if shared else None,
-                }
-            ),
-            flush=True,
-        )
+        figures: dict[str, object] = {"mode": "own", "workers": count}
+        for arm in arms:
+            figures[f"{arm}_per_worker_minute"] = int(per_minute[arm][count])
+        shared = per_minute["shared"][count]
+        for arm in arms[:-1]:
+            figures[f"{arm}_to_shared"] = (
+                round(per_minute[arm][count] / shared, 2) if shared else None
+            )
+        figures["load_1m"] = round(os.getloadavg()[0], 2)
+        print(json.dumps(figures), flush=True)
+
+
+def own_arm(
+    world: World, size: int, count: int, through: Callable[[str], str] | None
+) -> dict[str, object]:
+    """One arm of --own: a watched idle minute, then three throughput passes."""
+    minute = run(world, size, count, 0, through=through)
+    passes = throughput(world, size, count, passes=3, through=through)
+    rate = float(passes[-1]["jobs_per_s"] or 0)  # type: ignore[arg-type]
+    return {
+        "connections": size,
+        "databases": world.databases,
+        "workers": count,
+        "finished_in_minute": minute["finished_in_minute"],
+        "dropped": minute["dropped"],
+        "job_ms_median": minute["job_ms_median"],
+        "job_ms_p95": minute["job_ms_p95"],
+        "sweep_start_s_max": minute["sweep_start_s_max"],
+        "jobs_per_s_by_pass": [p["jobs_per_s"] for p in passes],
+        "job_ms_median_last_pass": passes[-1]["job_ms_median"],
+        "per_worker_minute": int(rate * 60 / count),
+        "load_1m": round(os.getloadavg()[0], 2),
+    }
 
 
 def main() -> None:
@@ -531,6 +570,11 @@ def main() -> None:
     parser.add_argument("--throughput", type=int, default=0, metavar="N")
     parser.add_argument("--tick", type=int, default=0, metavar="N")
     parser.add_argument("--own", type=int, default=0, metavar="N")
+    parser.add_argument(
+        "--pgbouncer",
+        action="store_true",
+        help="with --own: the own databases also through Debian's PgBouncer (make pgbouncer)",
+    )
     parser.add_argument("--due-first", action="store_true")
     parser.add_argument(
         "--baseline",
@@ -561,7 +605,7 @@ def main() -> None:
             world.drop()
         return
     if options.own:
-        own_databases(options.own, [int(k) for k in options.workers.split(",")])
+        own_databases(options.own, [int(k) for k in options.workers.split(",")], options.pgbouncer)
         return
     sizes = [int(s) for s in options.sizes.split(",")]
     if options.tick:

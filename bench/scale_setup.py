@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -122,9 +122,14 @@ class World:
                     )
             engine.dispose()
 
-    def control(self, count: int, mail: bool = False) -> str:
+    def control(
+        self, count: int, mail: bool = False, through: Callable[[str], str] | None = None
+    ) -> str:
         """A fresh control plane listing the first `count` connections (c00000, c00001, ...),
-        with `mail` their apps' manifests emailing (the tick then enqueues a drain each)."""
+        with `mail` their apps' manifests emailing (the tick then enqueues a drain each);
+        with `through`, each connection's URL is its database's as `through` gives it (the
+        same databases through PgBouncer)."""
+        reach = through or (lambda url: url)
         url = self._create(f"adm_scale_{self.tag}_c{count}_{uuid.uuid4().hex[:4]}")
         upgrade_control_plane(url)
         with psycopg.connect(url) as conn:
@@ -133,7 +138,7 @@ class World:
                 conn.execute(
                     "INSERT INTO adminium_control.connections (name, url, zone, paused) "
                     "SELECT unnest(%s::text[]), unnest(%s::text[]), 'Europe/London', false",
-                    ([f"c{i:05d}" for i in batch], [self.venue_of(i)[0] for i in batch]),
+                    ([f"c{i:05d}" for i in batch], [reach(self.venue_of(i)[0]) for i in batch]),
                 )
                 conn.execute(
                     "INSERT INTO adminium_control.apps (connection_id, name, manifest) "
@@ -259,6 +264,34 @@ def redis_server() -> Iterator[str]:
         process.terminate()
         process.wait(10)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def private_server(max_connections: int) -> Iterator[str]:
+    """A PostgreSQL of the bench's own (the pgserver wheel's, in a temporary folder) that
+    takes `max_connections` sessions; its URL. Stopped and deleted afterwards."""
+    import pgserver
+    from pgserver._commands import pg_ctl
+
+    folder = Path(tempfile.mkdtemp(prefix="adm-pg-"))
+    server = pgserver.get_server(folder, cleanup_mode="delete")
+    url = server.get_uri()
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"ALTER SYSTEM SET max_connections = {int(max_connections)}")
+        pg_ctl(["-w", "restart"], pgdata=folder, user=server.system_user)
+        yield url
+    finally:
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=folder, user=server.system_user)
+        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def max_connections(url: str) -> int:
+    """The sessions the server at `url` takes."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SHOW max_connections").fetchone()
+    return int(row[0]) if row else 0
 
 
 def server_url() -> str:

@@ -16,11 +16,19 @@
   to each of those 24 databases, runs one query and closes (the floor of visiting a
   database one is not connected to), and the same loop reading once each table an idle
   sweep visits (`IDLE_READS`: a new server session opens each table for the first time).
+  Where Debian's PgBouncer is installed (`make pgbouncer`), a fourth kind, pooled: the
+  sweeps of 24 more connections on those same 24 databases reached through a PgBouncer in
+  transaction mode started by the bench, as docs/operations.md's production topology
+  draws it; and the bare loop's reads through it (`bare_pooled_reads_ms`: a connect to
+  PgBouncer and the reads, unprepared, in its warm server session: the floor of a pooled
+  sweep beside RQ's own).
   Per pass: ms a job (first start to last end, over the jobs), each sweep's ratio to the
-  empty job, the cold one's to both bare loops, and the cold job's floor (the empty job
-  plus the bare loop's reads) to the bare loop.
-  `--profile shared|own` runs the same jobs in a SweepWorker in this process under
-  cProfile and prints where the time goes.
+  empty job (`*_to_empty`, its cost; `*_rate_to_empty`, its throughput: issue 36's goal is
+  0.5 for shared and pooled), the cold one's to both bare loops, and the cold job's floor
+  (the empty job plus the bare loop's reads) to the bare loop.
+  `--profile shared|own|pooled` runs the same jobs in a SweepWorker in this process under
+  cProfile (`--sampler`: pyinstrument's sampling profiler, if installed) and prints where
+  the time goes.
 - read (`--read`): a sweep job's read of the control plane (`services.apps.swept_apps` in
   the job's autocommitted session, its apps warm), ms a read, against the same read
   through the ORM (the statement built and run by the session, as it once was), turn
@@ -37,7 +45,8 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -198,26 +207,31 @@ def bench_idle(server: str) -> None:
 
 
 SHARED, OWN = 10, 24
-KINDS = ("empty", "shared", "own")
+"""The jobs bench's connections: 10 on one database (by schema), 24 each on its own (and
+the same 24 databases again through PgBouncer)."""
+KINDS = ("empty", "shared", "own", "pooled")
 ROUNDS = 4
 """Each pass runs each kind's jobs in this many batches, turn about."""
-"""The jobs bench's connections: 10 on one database (by schema), 24 each on its own."""
 
 
 class JobsWorld:
-    """A control plane listing SHARED connections on one venue database (schemas s0..s9)
-    and OWN connections each on a database of its own, every one an idle shop."""
+    """A control plane listing SHARED connections on one venue database (schemas s0..s9),
+    OWN connections each on a database of its own, and, with `pooled` (a function giving a
+    database's URL through PgBouncer), OWN more on those same databases through the pooler;
+    every one an idle shop."""
 
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, pooled: Callable[[str], str] | None = None) -> None:
         self.server = server
         self.tag = uuid.uuid4().hex[:8]
         self.created: list[str] = []
         self.control = self._create("c")
         self.shared = self._create("s")
         self.own = [self._create(f"o{i}") for i in range(OWN)]
+        self.pooled = [pooled(url) for url in self.own] if pooled else []
         self.names = {
             "shared": [f"s{i:02d}" for i in range(SHARED)],
             "own": [f"o{i:02d}" for i in range(OWN)],
+            "pooled": [f"p{i:02d}" for i in range(len(self.pooled))],
         }
 
     def _create(self, suffix: str) -> str:
@@ -245,6 +259,10 @@ class JobsWorld:
             with engine.begin() as conn:
                 conn.exec_driver_sql(f'INSERT INTO "{app.schema_name}".settings DEFAULT VALUES')
             engine.dispose()
+        # The same databases through the pooler: installed directly above.
+        rows += [
+            (name, url, SHOP) for name, url in zip(self.names["pooled"], self.pooled, strict=True)
+        ]
         with psycopg.connect(self.control) as conn:
             for name, url, manifest in rows:
                 conn.execute(
@@ -328,9 +346,85 @@ its timed moment does not read): a new
 server session opens each for the first time, the cold sweep's floor beside the connect."""
 
 
-def bench_jobs(server: str, passes: int, count: int) -> None:
-    import subprocess
+@contextmanager
+def pooler(server: str) -> Iterator[Callable[[str], str] | None]:
+    """Debian's PgBouncer in transaction mode in front of the server (as docs/operations.md's
+    production topology draws it), giving a database's URL through it; None where it is
+    not installed (`make pgbouncer`), the pooled kind then left out."""
+    from tests.integration.pgbouncer_fixtures import PGBOUNCER, start_pgbouncer
 
+    if not os.access(PGBOUNCER, os.X_OK):
+        emit(bench="jobs", pooled="skipped: no pgbouncer (make pgbouncer installs it)")
+        yield None
+        return
+    with start_pgbouncer(server, "transaction", pool_size=4) as bouncer:
+        yield bouncer.url
+
+
+class JobsPass:
+    """One pass's spans, job times and failures per kind, and the bare loops beside them."""
+
+    def __init__(self, kinds: tuple[str, ...]) -> None:
+        self.kinds = kinds
+        self.spans: dict[str, float] = dict.fromkeys(kinds, 0.0)
+        self.inside: dict[str, list[float]] = {k: [] for k in kinds}
+        self.done: dict[str, int] = dict.fromkeys(kinds, 0)
+        self.failed: dict[str, int] = dict.fromkeys(kinds, 0)
+        self.bare = self.bare_reads = self.bare_pooled = 0.0
+
+    def run_batch(self, queue: Any, world: JobsWorld, kind: str, count: int, tag: str) -> None:
+        """`count` jobs of one kind enqueued at once and drained by the worker."""
+        batch = job_batch(kind, world, count, tag)
+        queue.enqueue_many(batch)
+        jobs = drained(queue, [d.job_id for d in batch], time.monotonic() + 300)
+        ended = [j for j in jobs if j.ended_at is not None and j.started_at]
+        lost = [j for j in jobs if j.get_status() == "failed"]
+        if lost:
+            print(lost[0].latest_result().exc_string, file=sys.stderr)
+        self.failed[kind] += len(lost)
+        self.spans[kind] += (
+            max(j.ended_at for j in ended) - min(j.started_at for j in ended)
+        ).total_seconds()
+        self.inside[kind] += [(j.ended_at - j.started_at).total_seconds() for j in ended]
+        self.done[kind] += len(ended)
+
+    def figures(self, number: int) -> dict[str, Any]:
+        """The pass as one JSON line: ms a job per kind, the cost ratios of the docs and
+        the throughput ratios of issue 36 (an empty job's ms over the sweep's)."""
+        found: dict[str, Any] = {"bench": "jobs", "pass": number}
+        for kind in self.kinds:
+            found[f"{kind}_ms"] = round(self.spans[kind] * 1000 / self.done[kind], 2)
+            found[f"{kind}_inside_ms_p50"] = round(statistics.median(self.inside[kind]) * 1000, 2)
+            found[f"{kind}_failed"] = self.failed[kind]
+        found["bare_psycopg_ms"] = round(self.bare, 2)
+        found["bare_idle_reads_ms"] = round(self.bare_reads, 2)
+        if "pooled" in self.kinds:
+            # The floor of a sweep through the pooler: a connect to PgBouncer and the idle
+            # sweep's reads, unprepared, in its warm server session.
+            found["bare_pooled_reads_ms"] = round(self.bare_pooled, 2)
+        empty = found["empty_ms"]
+        for kind in self.kinds[1:]:
+            found[f"{kind}_per_worker_minute"] = int(60_000 / found[f"{kind}_ms"])
+            found[f"{kind}_to_empty"] = round(found[f"{kind}_ms"] / empty, 2)
+            found[f"{kind}_rate_to_empty"] = round(empty / found[f"{kind}_ms"], 2)
+        found["own_to_bare"] = round(found["own_ms"] / found["bare_psycopg_ms"], 2)
+        found["own_to_bare_idle_reads"] = round(found["own_ms"] / found["bare_idle_reads_ms"], 2)
+        # The floor of a cold sweep job: RQ's own bookkeeping and the bare visit of the
+        # tables it reads, beside the bare loop.
+        found["own_floor_to_bare"] = round(
+            (empty + found["bare_idle_reads_ms"]) / found["bare_psycopg_ms"], 2
+        )
+        if "pooled" in self.kinds:
+            found["pooled_floor_rate_to_empty"] = round(
+                empty / (empty + found["bare_pooled_reads_ms"]), 2
+            )
+        found["goal_rate_to_empty"] = 0.5
+        found["load_1m"] = round(os.getloadavg()[0], 2)
+        return found
+
+
+def bench_jobs(server: str, passes: int, count: int) -> None:
+    """An idle sweep job's cost in a real worker, each kind turn about (module docstring)."""
     from redis import Redis
     from rq import Queue, Worker
 
@@ -339,96 +433,53 @@ def bench_jobs(server: str, passes: int, count: int) -> None:
     from bench.scale_setup import redis_server
     from services.sweep_ledger import QUEUE
 
-    world = JobsWorld(server)
-    try:
-        world.install()
-        with redis_server() as redis_url:
-            client = Redis.from_url(redis_url)
+    with pooler(server) as through, redis_server() as redis_url:
+        world = JobsWorld(server, through)
+        kinds = KINDS if through else KINDS[:-1]
+        client = Redis.from_url(redis_url)
+        env = {
+            **os.environ,
+            "DATABASE_URL": world.control,
+            "REDIS_URL": redis_url,
+            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        }
+        workers = []
+        try:
+            world.install()
             queue = Queue(QUEUE, connection=client)
-            env = {
-                **os.environ,
-                "DATABASE_URL": world.control,
-                "REDIS_URL": redis_url,
-                "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-            }
-            procfile = read_procfile(ROOT / "Procfile")
-            workers: list[subprocess.Popen[bytes]] = start([procfile["worker"]], env)
-            try:
-                ready = time.monotonic() + 60
-                while Worker.count(queue=queue) < 1 and time.monotonic() < ready:
-                    time.sleep(0.2)
-                # Warm-up: every connection swept once, so pass 1 is not the imports'.
-                warm = job_batch("shared", world, SHARED, "warm-s") + job_batch(
-                    "own", world, OWN, "warm-o"
-                )
-                queue.enqueue_many(warm)
-                drained(queue, [d.job_id for d in warm], time.monotonic() + 120)
-                for number in range(1, passes + 1):
-                    figures: dict[str, Any] = {"bench": "jobs", "pass": number}
-                    spans: dict[str, float] = dict.fromkeys(KINDS, 0.0)
-                    inside: dict[str, list[float]] = {k: [] for k in KINDS}
-                    done: dict[str, int] = dict.fromkeys(KINDS, 0)
-                    failed: dict[str, int] = dict.fromkeys(KINDS, 0)
-                    bare = bare_reads = 0.0
-                    # Turn about in small batches, so the machine's other load falls on
-                    # every kind alike.
-                    for turn in range(ROUNDS):
-                        for kind in KINDS:
-                            tag = f"{number}-{turn}-{kind}"
-                            batch = job_batch(kind, world, count // ROUNDS, tag)
-                            queue.enqueue_many(batch)
-                            ids = [d.job_id for d in batch]
-                            jobs = drained(queue, ids, time.monotonic() + 300)
-                            ended = [j for j in jobs if j.ended_at is not None and j.started_at]
-                            lost = [j for j in jobs if j.get_status() == "failed"]
-                            if lost:
-                                print(lost[0].latest_result().exc_string, file=sys.stderr)
-                            failed[kind] += len(lost)
-                            spans[kind] += (
-                                max(j.ended_at for j in ended) - min(j.started_at for j in ended)
-                            ).total_seconds()
-                            inside[kind] += [
-                                (j.ended_at - j.started_at).total_seconds() for j in ended
-                            ]
-                            done[kind] += len(ended)
-                        bare += bare_visits(world.own, count // ROUNDS) / ROUNDS
-                        bare_reads += bare_visits(world.own, count // ROUNDS, IDLE_READS) / ROUNDS
-                    for kind in KINDS:
-                        figures[f"{kind}_ms"] = round(spans[kind] * 1000 / done[kind], 2)
-                        figures[f"{kind}_inside_ms_p50"] = round(
-                            statistics.median(inside[kind]) * 1000, 2
+            workers = start([read_procfile(ROOT / "Procfile")["worker"]], env)
+            ready = time.monotonic() + 60
+            while Worker.count(queue=queue) < 1 and time.monotonic() < ready:
+                time.sleep(0.2)
+            # Warm-up: every connection swept once, so pass 1 is not the imports'.
+            warm = [d for k in kinds[1:] for d in job_batch(k, world, OWN, f"warm-{k}")]
+            queue.enqueue_many(warm)
+            drained(queue, [d.job_id for d in warm], time.monotonic() + 120)
+            for number in range(1, passes + 1):
+                found = JobsPass(kinds)
+                # Turn about in small batches, so the machine's other load falls on every
+                # kind alike.
+                for turn in range(ROUNDS):
+                    for kind in kinds:
+                        found.run_batch(
+                            queue, world, kind, count // ROUNDS, f"{number}-{turn}-{kind}"
                         )
-                        figures[f"{kind}_failed"] = failed[kind]
-                    figures["bare_psycopg_ms"] = round(bare, 2)
-                    figures["bare_idle_reads_ms"] = round(bare_reads, 2)
-                    empty = figures["empty_ms"]
-                    figures["shared_per_worker_minute"] = int(60_000 / figures["shared_ms"])
-                    figures["own_per_worker_minute"] = int(60_000 / figures["own_ms"])
-                    figures["shared_to_empty"] = round(figures["shared_ms"] / empty, 2)
-                    figures["own_to_empty"] = round(figures["own_ms"] / empty, 2)
-                    figures["own_to_bare"] = round(
-                        figures["own_ms"] / figures["bare_psycopg_ms"], 2
-                    )
-                    figures["own_to_bare_idle_reads"] = round(
-                        figures["own_ms"] / figures["bare_idle_reads_ms"], 2
-                    )
-                    # The floor of a cold sweep job: RQ's own bookkeeping and the bare
-                    # visit of the tables it reads, beside the bare loop.
-                    figures["own_floor_to_bare"] = round(
-                        (empty + figures["bare_idle_reads_ms"]) / figures["bare_psycopg_ms"], 2
-                    )
-                    figures["goal_to_empty"] = 2.0
-                    figures["goal_own_to_bare"] = 2.0
-                    emit(**figures)
-            finally:
-                stop(workers)
-                client.close()
-    finally:
-        world.drop()
+                    found.bare += bare_visits(world.own, count // ROUNDS) / ROUNDS
+                    if world.pooled:
+                        visits = bare_visits(world.pooled, count // ROUNDS, IDLE_READS)
+                        found.bare_pooled += visits / ROUNDS
+                    found.bare_reads += bare_visits(world.own, count // ROUNDS, IDLE_READS) / ROUNDS
+                emit(**found.figures(number))
+        finally:
+            stop(workers)
+            client.close()
+            world.drop()
 
 
-def profile_jobs(server: str, kind: str, count: int) -> None:
-    """The jobs of one kind run by a SweepWorker in this process under cProfile."""
+def profile_jobs(server: str, kind: str, count: int, sampler: bool = False) -> None:
+    """The jobs of one kind run by a SweepWorker in this process under cProfile (or, with
+    `sampler`, pyinstrument's sampling profiler, whose cost does not grow with the calls
+    made: `pip install pyinstrument` into the .venv)."""
     import cProfile
     import pstats
 
@@ -437,12 +488,13 @@ def profile_jobs(server: str, kind: str, count: int) -> None:
 
     from bench.scale_setup import redis_server
     from jobs.worker import SweepWorker
+    from services.storage import ENGINES
     from services.sweep_ledger import QUEUE
 
-    world = JobsWorld(server)
-    try:
-        world.install()
-        with redis_server() as redis_url:
+    with pooler(server) as through, redis_server() as redis_url:
+        world = JobsWorld(server, through)
+        try:
+            world.install()
             os.environ["DATABASE_URL"] = world.control
             client = Redis.from_url(redis_url)
             queue = Queue(QUEUE, connection=client)
@@ -450,25 +502,32 @@ def profile_jobs(server: str, kind: str, count: int) -> None:
             queue.enqueue_many(job_batch(kind, world, 50, "warm"))
             worker.work(burst=True)
             queue.enqueue_many(job_batch(kind, world, count, "profiled"))
-            profile = cProfile.Profile()
-            start = time.perf_counter()
-            profile.enable()
-            worker.work(burst=True)
-            profile.disable()
+            if sampler:
+                from pyinstrument import Profiler
+
+                profiler = Profiler(interval=0.0002)
+                start = time.perf_counter()
+                profiler.start()
+                worker.work(burst=True)
+                profiler.stop()
+            else:
+                profile = cProfile.Profile()
+                start = time.perf_counter()
+                profile.enable()
+                worker.work(burst=True)
+                profile.disable()
             took = (time.perf_counter() - start) * 1000 / count
             emit(bench="profile", kind=kind, jobs=count, ms_a_job=round(took, 2))
-            stats = pstats.Stats(profile, stream=sys.stderr)
-            stats.sort_stats("cumulative").print_stats(60)
-            stats.sort_stats("tottime").print_stats(30)
-            stats.print_callers(
-                "cursor.py:100.execute.|_exec_command|do_ping|connection.py.*(commit|rollback)|base.py.*_commit_impl|_rollback_impl|_start_query"
-            )
+            if sampler:
+                print(profiler.output_text(unicode=False, show_all=False), file=sys.stderr)
+            else:
+                stats = pstats.Stats(profile, stream=sys.stderr)
+                stats.sort_stats("cumulative").print_stats(60)
+                stats.sort_stats("tottime").print_stats(30)
             client.close()
-    finally:
-        from services.storage import ENGINES
-
-        ENGINES.clear()
-        world.drop()
+        finally:
+            ENGINES.clear()
+            world.drop()
 
 
 def bench_read(server: str, passes: int, count: int) -> None:
@@ -521,7 +580,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", action="store_true")
     parser.add_argument("--read", action="store_true")
-    parser.add_argument("--profile", choices=("shared", "own", "empty"))
+    parser.add_argument("--profile", choices=("shared", "own", "pooled", "empty"))
+    parser.add_argument(
+        "--sampler", action="store_true", help="with --profile: pyinstrument, not cProfile"
+    )
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--count", type=int, default=400)
     options = parser.parse_args()
@@ -533,7 +595,7 @@ def main() -> None:
         bench_read(server, options.passes, options.count * 5)
         return
     if options.profile:
-        profile_jobs(server, options.profile, options.count)
+        profile_jobs(server, options.profile, options.count, options.sampler)
         return
     bench_find(server)
     bench_moves(server)

@@ -144,14 +144,19 @@ def run_sweep(connection: str, minute: str | None = None) -> dict[str, Any]:
     job = get_current_job()
     client = job.connection if job is not None else None
     now = datetime.now(UTC)
-    if client is not None and minute is not None and not _was_started(job):
+    by_worker = _was_started(job)
+    if client is not None and minute is not None and not by_worker:
         _tell(lambda: mark_started(client, connection, datetime.fromisoformat(minute), now))
     started = time.monotonic()
     # Its one read of the control plane, autocommitted (no transaction round trips).
     with reading_session(control_url()) as session:
         report = sweep(session, connection, now=now, publisher=Publisher(client))
-    if client is not None:
-        _tell(lambda: _finished(client, connection, report, time.monotonic() - started))
+    seconds = time.monotonic() - started
+    if job is not None and by_worker:
+        # Sent in the pipeline the worker sends as the job succeeds (`finish_in`).
+        _leave_finish(job.id, lambda pipe: _finish(pipe, connection, report, seconds))
+    elif client is not None:
+        _tell(lambda: _finished(client, connection, report, seconds))
     return summary(report)
 
 
@@ -160,14 +165,44 @@ _RUN_SWEEP = f"{run_sweep.__module__}.{run_sweep.__qualname__}"
 
 
 def _finished(client: Redis, connection: str, report: SweepReport, seconds: float) -> None:
-    """What the sweep's end writes to Redis, in one round trip: the tick's hint (a paused
-    sweep moved nothing: its hint stays as it was) and the ledger's counts."""
+    """What the sweep's end writes to Redis, in one round trip of its own."""
     pipe = client.pipeline(transaction=False)
+    _finish(pipe, connection, report, seconds)
+    pipe.execute()
+
+
+def _finish(pipe: Any, connection: str, report: SweepReport, seconds: float) -> None:
+    """What the sweep's end writes to Redis, in a pipeline: the tick's hint (a paused sweep
+    moved nothing: its hint stays as it was) and the ledger's counts."""
     if not (report.dry_run or report.outcome is SweepOutcome.paused):
         leave_hint(pipe, connection, due_hint(report))
     moved, aside = len(report.moved), len(report.set_aside)
     count_finished(pipe, connection, seconds=seconds, moved=moved, set_aside=aside)
-    pipe.execute()
+
+
+_finish_left: tuple[str, Callable[[Any], None]] | None = None
+"""The id of the job whose end writes wait for the worker's success pipeline, and them."""
+
+
+def _leave_finish(job_id: str, write: Callable[[Any], None]) -> None:
+    global _finish_left
+    _finish_left = (job_id, write)
+
+
+def finish_in(pipe: Any, job_id: str) -> bool:
+    """In the worker's pipeline as the job `job_id` succeeds (`jobs.worker.SweepWorker`):
+    the end writes the sweep left it (sent again if RQ sends its pipeline again); whether
+    there were any."""
+    if _finish_left is None or _finish_left[0] != job_id:
+        return False
+    _finish_left[1](pipe)
+    return True
+
+
+def forget_finish() -> None:
+    """The worker has sent (or given up on) the job's success pipeline."""
+    global _finish_left
+    _finish_left = None
 
 
 def due_hint(report: SweepReport) -> datetime | None:

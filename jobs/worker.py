@@ -27,10 +27,13 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from redis.client import Pipeline
 from redis.exceptions import ConnectionError, TimeoutError
 from rq.exceptions import StopRequested
 from rq.executions import Execution
 from rq.job import Job
+from rq.queue import Queue
+from rq.registry import StartedJobRegistry
 from rq.worker import SimpleWorker, WorkerStatus
 
 # Imported here, before the first job, so that no job pays for them.
@@ -63,10 +66,26 @@ REDIS_PAUSE = 2.0
 
 class SweepWorker(SimpleWorker):
     """A SimpleWorker (jobs in this process, warm state kept between them) that rides out a
-    Redis outage, and writes a sweep's start to the ledger in the pipeline it sends as it
-    starts the job (one round trip less a sweep)."""
+    Redis outage, and writes a sweep's start and its end to the ledger in the pipelines it
+    sends as it starts the job and as the job succeeds (two round trips less a sweep)."""
 
     max_connection_wait_time = REDIS_PAUSE
+
+    def handle_job_success(
+        self, job: Job, queue: Queue, started_job_registry: StartedJobRegistry
+    ) -> None:
+        """RQ's own, with the sweep's end writes (its hint and counts, `jobs.sweep.finish_in`)
+        in the same pipeline (`increment_successful_job_count` is called inside it)."""
+        try:
+            super().handle_job_success(job, queue, started_job_registry)
+        finally:
+            jobs.sweep.forget_finish()
+
+    def increment_successful_job_count(self, pipeline: Pipeline | None = None) -> None:
+        """RQ's own, and, in RQ's success pipeline, what the succeeding sweep left to write."""
+        super().increment_successful_job_count(pipeline)
+        if pipeline is not None and self.execution is not None:
+            jobs.sweep.finish_in(pipeline, self.execution.job_id)
 
     def prepare_execution(self, job: Job) -> Execution:
         """RQ's own (`rq.executions.prepare_execution`: the job's execution recorded, this
@@ -74,6 +93,7 @@ class SweepWorker(SimpleWorker):
         (`jobs.sweep.start_in`), before the job runs. A ledger write Redis refuses is
         logged and left to the job (it writes its start itself); RQ's own raise as in RQ."""
         started = datetime.now(UTC)
+        jobs.sweep.forget_finish()  # a job that failed after leaving its end writes
         with self.connection.pipeline() as pipeline:
             heartbeat_ttl = self.get_heartbeat_ttl(job)
             self.execution = Execution.create(

@@ -13,7 +13,16 @@ from typing import Any
 
 from flask import Flask
 from flask_sqlalchemy import SQLAlchemy
-from sqlalchemy import DateTime, ForeignKey, MetaData, String, UniqueConstraint, func
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    MetaData,
+    String,
+    UniqueConstraint,
+    func,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -186,6 +195,17 @@ class UserRole(db.Model):  # type: ignore[name-defined,misc]
 
     user: Mapped[User] = relationship(back_populates="roles")
     app: Mapped[App | None] = relationship()
+
+
+class ControlVersion(db.Model):  # type: ignore[name-defined,misc]
+    """The control plane's version: one row, raised by a trigger on each table above in the
+    transaction of every write (migration 0004; `services.control_version`)."""
+
+    __tablename__ = "control_version"
+    __table_args__ = (CheckConstraint("id = 1", name="one_row"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, server_default="1")
+    version: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
 
 def init_app(app: Flask) -> None:

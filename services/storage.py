@@ -27,9 +27,11 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Engine, create_engine, event, make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session
-from sqlalchemy.pool import NullPool, Pool, QueuePool
+from sqlalchemy.pool import NullPool, QueuePool
 from sqlalchemy.util import LRUCache
+from sqlalchemy.util import queue as sqla_queue
 
+import services.control_version  # noqa: F401  (every control-plane write announced)
 from services.models import SCHEMA, Connection
 from services.recent import LeastRecent
 from services.urls import hide_password, sqlalchemy_url
@@ -67,7 +69,11 @@ def control_plane_revisions(url: str) -> set[str]:
 
 
 WARM_ENGINES = int(os.environ.get("ADMINIUM_WARM_ENGINES", "8"))
-"""How many database URLs' engines (and pools) a process keeps (ADMINIUM_WARM_ENGINES)."""
+"""How many databases' pools keep their connections open in a process (ADMINIUM_WARM_ENGINES)."""
+KEPT_ENGINES = 10_000
+"""How many databases' engines a process keeps made (a cold one holds no connection: its
+pool and what its first use learnt, a few KB), so that a database met again is not set up
+again; past it, the least recently used is disposed."""
 POOL_SIZE = 5
 """Connections an engine's pool keeps open once used (more may open while busy)."""
 PING_IDLE = 1.0
@@ -89,52 +95,98 @@ def _server_of(url: URL) -> tuple[Any, ...]:
     )
 
 
-def _ping_when_idle(pool: Pool, dialect: Any) -> None:
+class VenuePool(QueuePool):
+    """A QueuePool that can be let go cold: its idle connections closed, and one handed
+    back while it is cold closed too, until it is used again; the pool itself stays, so a
+    database met again costs its connect and nothing else. What every such pool does is
+    listened for once, on the class (`_returned`, `_handed_out`), not set up per pool."""
+
+    def __init__(self, creator: Any, **kw: Any) -> None:
+        super().__init__(creator, **kw)
+        self.cold = False
+
+    def cool(self) -> None:
+        """Close the idle connections; those in use close as they are given back."""
+        self.cold = True
+        while True:
+            try:
+                record = self._pool.get(False)
+            except sqla_queue.Empty:
+                return
+            try:
+                record.close()
+            finally:
+                self._dec_overflow()
+
+    def _do_get(self) -> Any:
+        self.cold = False
+        return super()._do_get()
+
+    def _do_return_conn(self, record: Any) -> None:
+        if not self.cold:
+            super()._do_return_conn(record)
+            return
+        try:
+            record.close()
+        finally:
+            self._dec_overflow()
+
+
+@event.listens_for(VenuePool, "checkin")
+def _returned(dbapi_connection: Any, record: Any) -> None:
+    record.info["adminium_idle_since"] = time.monotonic()
+
+
+@event.listens_for(VenuePool, "checkout")
+def _handed_out(dbapi_connection: Any, record: Any, proxy: Any) -> None:
     """A connection idle in the pool PING_IDLE or longer is pinged as it is handed out; a
     dead one is replaced (SQLAlchemy's pessimistic disconnect handling, asked only of
     connections that waited: those handed back within a second are used as they are)."""
-
-    @event.listens_for(pool, "checkin")
-    def _returned(dbapi_connection: Any, record: Any) -> None:
-        record.info["adminium_idle_since"] = time.monotonic()
-
-    @event.listens_for(pool, "checkout")
-    def _handed_out(dbapi_connection: Any, record: Any, proxy: Any) -> None:
-        since = record.info.pop("adminium_idle_since", None)
-        if since is None or time.monotonic() - since < PING_IDLE:
-            return  # new, or handed back a moment ago
-        try:
-            dialect.do_ping(dbapi_connection)
-        except dialect.loaded_dbapi.Error:
-            raise DisconnectionError("a pooled connection had gone away") from None
+    since = record.info.pop("adminium_idle_since", None)
+    if since is None or time.monotonic() - since < PING_IDLE:
+        return  # new, or handed back a moment ago
+    dialect = proxy._pool._dialect
+    try:
+        dialect.do_ping(dbapi_connection)
+    except dialect.loaded_dbapi.Error:
+        raise DisconnectionError("a pooled connection had gone away") from None
 
 
-def _unprepared_behind_a_pooler(pool: Pool, verdicts: dict[Any, bool], server: Any) -> None:
-    """psycopg prepares a statement once a connection ran it 5 times. Behind a pooler that
-    gives a client's transactions to different server sessions (PgBouncer's transaction
-    mode, before 1.21's max_prepared_statements), a prepared statement is missing from the
-    next session or is another client's (`prepared statement "_pg3_0" already exists`):
-    through a pooler, psycopg prepares nothing. A pooler is told by the backend the server
-    announced at connect: PgBouncer announces a pid of its own, not the session's. Asked
-    once per server per process (docs/operations.md, "Through PgBouncer")."""
+class _Server:
+    """What the engines of one server share: its dialect (set up by the first engine's
+    first connect), its compiled statements, and whether a pooler answers for it."""
 
-    @event.listens_for(pool, "connect")
-    def _connected(dbapi_connection: Any, record: Any) -> None:
-        pooled = verdicts.get(server)
-        if pooled is None:
+    def __init__(self, compiled: LRUCache[Any, Any]) -> None:
+        self.dialect: Any = None
+        self.compiled = compiled
+        self.pooled: bool | None = None
+
+    def connected(self, dbapi_connection: Any) -> None:
+        """psycopg prepares a statement once a connection ran it 5 times. Behind a pooler
+        that gives a client's transactions to different server sessions (PgBouncer's
+        transaction mode, before 1.21's max_prepared_statements), a prepared statement is
+        missing from the next session or is another client's (`prepared statement "_pg3_0"
+        already exists`): through a pooler, psycopg prepares nothing. A pooler is told by
+        the backend the server announced at connect: PgBouncer announces a pid of its own,
+        not the session's. Asked once per server per process (docs/operations.md, "Through
+        PgBouncer")."""
+        if self.pooled is None:
             with dbapi_connection.cursor() as cursor:
                 cursor.execute("SELECT pg_backend_pid()")
                 backend = cursor.fetchone()[0]
             dbapi_connection.rollback()
-            pooled = verdicts[server] = backend != dbapi_connection.info.backend_pid
-            if pooled:
-                log.info("a pooler answers for %s: no prepared statements", server[1:3])
-        if pooled:
+            self.pooled = backend != dbapi_connection.info.backend_pid
+            if self.pooled:
+                info = dbapi_connection.info
+                log.info("a pooler answers for %s:%s: no prepared statements", info.host, info.port)
+        if self.pooled:
             dbapi_connection.prepare_threshold = None
 
 
 class Engines:
-    """At most `size` engines by URL, the least recently used disposed to make room.
+    """Engines by URL: at most `size` databases' pools holding connections, the least
+    recently used one let go cold (its connections closed) to make room; the engines
+    themselves kept, up to `kept`, so a database met again costs its connect alone.
 
     Engines on the same server share one dialect and its compiled statements: the first
     engine of a server connects as SQLAlchemy's do (reading the server's version and
@@ -142,55 +194,73 @@ class Engines:
     dialect, so a database met for the first time costs its connect and no more (no
     dialect set-up, no statement compiled again)."""
 
-    def __init__(self, size: int) -> None:
-        self._engines: LeastRecent[str, Engine] = LeastRecent(size)
-        self._servers: dict[tuple[Any, ...], tuple[Any, Any]] = {}
-        self._pooled: dict[Any, bool] = {}
-        """By server: whether a pooler answers for it (`_unprepared_behind_a_pooler`)."""
+    def __init__(self, size: int, kept: int = KEPT_ENGINES) -> None:
+        self._engines: LeastRecent[str, Engine] = LeastRecent(max(size, kept))
+        self._warm: LeastRecent[str, Engine] = LeastRecent(size)
+        self._servers: dict[tuple[Any, ...], _Server] = {}
 
     def get(self, url: str) -> Engine:
-        """The engine for a URL: the warm one, or a new one (disposing the coldest)."""
-        engine, cold = self._engines.get_or_make(url, lambda: self._make(url))
-        for gone in cold:
-            # Its idle connections close now; one still checked out closes when given back.
-            gone.dispose()
+        """The engine for a URL, its pool now among the warm (letting the coldest go cold)."""
+        engine, gone = self._engines.get_or_make(url, lambda: self._make(url))
+        for old in gone:
+            old.dispose()
+        if self._warm.get(url) is None:
+            for cold in self._warm.put(url, engine):
+                if isinstance(cold.pool, VenuePool):
+                    # Its idle connections close now; one still checked out as it is given back.
+                    cold.pool.cool()
+                else:
+                    cold.dispose()
         return engine
 
     def _make(self, url: str) -> Engine:
         target = make_url(sqlalchemy_url(url))
-        server = _server_of(target)
-        known = self._servers.get(server)
-        if known is None:
-            engine = create_engine(target, pool_size=POOL_SIZE, query_cache_size=0)
-            engine._compiled_cache = LRUCache(COMPILED_STATEMENTS)
-            _ping_when_idle(engine.pool, engine.dialect)
-            _unprepared_behind_a_pooler(engine.pool, self._pooled, server)
-
-            @event.listens_for(engine.pool, "first_connect")
-            def _ready(dbapi_connection: Any, record: Any) -> None:
-                # After SQLAlchemy's own first connect has read the server's settings.
-                self._servers.setdefault(server, (engine.dialect, engine._compiled_cache))
-
-            return engine
-        dialect, compiled = known
+        key = _server_of(target)
+        server = self._servers.get(key)
+        if server is None or server.dialect is None:
+            return self._first(target, key)
+        dialect = server.dialect
         cargs, cparams = dialect.create_connect_args(target)
-        pool = QueuePool(
-            lambda: dialect.connect(*cargs, **cparams), pool_size=POOL_SIZE, dialect=dialect
-        )
         on_connect = dialect.on_connect_url(target)
-        if on_connect is not None:
-            event.listen(pool, "connect", lambda conn, record: on_connect(conn))
-        _ping_when_idle(pool, dialect)
-        _unprepared_behind_a_pooler(pool, self._pooled, server)
+
+        def connect() -> Any:
+            dbapi_connection = dialect.connect(*cargs, **cparams)
+            if on_connect is not None:
+                on_connect(dbapi_connection)
+            server.connected(dbapi_connection)
+            return dbapi_connection
+
+        pool = VenuePool(connect, pool_size=POOL_SIZE, dialect=dialect)
         engine = Engine(pool, dialect, target, query_cache_size=0)
-        engine._compiled_cache = compiled
+        engine._compiled_cache = server.compiled
+        return engine
+
+    def _first(self, target: URL, key: tuple[Any, ...]) -> Engine:
+        """A server's first engine, made as SQLAlchemy makes one; its dialect, once its
+        first connect has read the server's settings, serves the server's later ones."""
+        server = self._servers.setdefault(key, _Server(LRUCache(COMPILED_STATEMENTS)))
+        engine = create_engine(target, poolclass=VenuePool, pool_size=POOL_SIZE, query_cache_size=0)
+        engine._compiled_cache = server.compiled
+
+        @event.listens_for(engine.pool, "connect")
+        def _connected(dbapi_connection: Any, record: Any) -> None:
+            server.connected(dbapi_connection)
+
+        @event.listens_for(engine.pool, "first_connect")
+        def _ready(dbapi_connection: Any, record: Any) -> None:
+            # After SQLAlchemy's own first connect has read the server's settings.
+            if server.dialect is None:
+                server.dialect = engine.dialect
+
         return engine
 
     def __len__(self) -> int:
-        return len(self._engines)
+        """How many databases' pools are warm (may hold connections)."""
+        return len(self._warm)
 
     def clear(self) -> None:
         """Dispose of every engine (tests, and a process that forks)."""
+        self._warm.take_all()
         for engine in self._engines.take_all():
             engine.dispose()
 
@@ -216,12 +286,17 @@ def reading_session(url: str) -> Iterator[Session]:
     """A session on the control plane for reads alone, each statement autocommitted: no
     BEGIN and ROLLBACK round trips around them (the sweep job's one read of its
     connection and apps)."""
-    engine = engine_for(url)
+    with Session(autocommit(engine_for(url)), expire_on_commit=False) as session:
+        yield session
+
+
+def autocommit(engine: Engine) -> Engine:
+    """The engine's autocommitting twin (same pool, made once): each statement its own
+    transaction, with no BEGIN and ROLLBACK round trips around it (reads alone)."""
     reading = _AUTOCOMMIT.get(engine)
     if reading is None:
         reading = _AUTOCOMMIT[engine] = engine.execution_options(isolation_level="AUTOCOMMIT")
-    with Session(reading, expire_on_commit=False) as session:
-        yield session
+    return reading
 
 
 _AUTOCOMMIT: weakref.WeakKeyDictionary[Engine, Engine] = weakref.WeakKeyDictionary()

@@ -26,7 +26,6 @@ from core.manifest.model import Table
 from core.preview.preview import Preview
 from core.store.store import Store, uuid_text
 from core.writes.pipeline import WriteResult
-from services.apps import app_store
 from services.models import ADMIN, App, Connection, User, db
 from services.preview import (
     ValueChange,
@@ -35,11 +34,12 @@ from services.preview import (
     preview_manifest,
     preview_values,
 )
+from services.storage import autocommit
 from services.writes import write_by_person
 from web import api_models
 from web.api_models import INT_RANGE, Kind
 from web.auth import require_user, roles_in
-from web.context import clock, lookup_app, publisher
+from web.context import cached_app, clock, lookup_app, publisher
 from web.errors import Forbidden, InvalidRequest, NotFound, database_gone
 
 log = logging.getLogger(__name__)
@@ -149,13 +149,14 @@ class Move(BaseModel):
 
 
 def _staff_table(connection: str, app_name: str, table: str) -> tuple[Store, Table, Actor]:
-    """The app's store and table for the signed-in user, with the actor they write as."""
+    """The app's store and table for the signed-in user, with the actor they write as (the
+    user, the app and its store as the process's cache of the control plane holds them)."""
     user = require_user()
-    app = lookup_app(connection, app_name)
+    app = cached_app(connection, app_name)
     if app is None:
         raise NotFound(f"no app {echo(connection)}/{echo(app_name)}", {"connection": connection})
     roles = roles_in(user, app)
-    store = app_store(app)
+    store = app.store
     if table not in store.app.tables:
         raise NotFound(f"the app has no table {echo(table)!r}", {"table": table})
     return store, store.spec(table), Actor.person(user.email, roles)
@@ -220,7 +221,8 @@ def read_row(connection: str, app: str, table: str, key: str) -> Response:
     """One row by its key."""
     store, spec, _ = _staff_table(connection, app, table)
     parsed = _row_key(spec, table, key)
-    with store.engine.connect() as conn:
+    # One statement, autocommitted: no BEGIN and ROLLBACK round trips around it.
+    with autocommit(store.engine).connect() as conn:
         row = store.read_row(conn, table, parsed)
     if row is None:
         raise NotFound(f"no row {echo(key)!r} in {table}", {"table": table, "key": key})

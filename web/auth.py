@@ -14,8 +14,10 @@ from collections.abc import Callable
 
 from flask import Flask, current_app, g, request
 
+from services.control_cache import CachedApp, CachedUser
 from services.models import App, User, db
 from services.users import user_by_token
+from web.context import control_cache
 from web.errors import Forbidden, Unauthorized
 
 SessionLoader = Callable[[], User | None]
@@ -35,12 +37,16 @@ def bearer_token() -> str | None:
     return token if scheme.lower() == "bearer" and token else None
 
 
-def current_user() -> User | None:
-    """The user making this request: by token, else by the screens' session loader."""
+def current_user() -> User | CachedUser | None:
+    """The user making this request: by token (as the process's cache of the control plane
+    holds them), else by the screens' session loader."""
     if "user" in g:
         return g.user  # type: ignore[no-any-return]
     token = bearer_token()
-    user = user_by_token(db.session, token) if token else None
+    user: User | CachedUser | None = None
+    if token:
+        cache = control_cache()
+        user = cache.user_by_token(db.session, token) if cache else user_by_token(db.session, token)
     loader = current_app.extensions.get(_EXTENSION)
     if user is None and token is None and loader is not None:
         user = loader()
@@ -48,7 +54,7 @@ def current_user() -> User | None:
     return user
 
 
-def require_user() -> User:
+def require_user() -> User | CachedUser:
     """The signed-in user, or a 401."""
     user = current_user()
     if user is None:
@@ -56,7 +62,7 @@ def require_user() -> User:
     return user
 
 
-def roles_in(user: User, app: App) -> frozenset[str]:
+def roles_in(user: User | CachedUser, app: App | CachedApp) -> frozenset[str]:
     """The roles the user holds in an app (an admin holds every one), or a 403."""
     roles = user.acting_roles(app)
     if not roles:

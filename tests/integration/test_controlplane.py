@@ -128,9 +128,17 @@ def test_migrations_from_an_empty_database_match_the_models(control_url: str) ->
         diff = compare_metadata(context, Base.metadata)
         version = conn.scalar(sa.text(f"SELECT version_num FROM {SCHEMA}.alembic_version"))
     engine.dispose()
-    assert tables == {"connections", "apps", "webhooks", "users", "user_roles", "alembic_version"}
+    assert tables == {
+        "connections",
+        "apps",
+        "webhooks",
+        "users",
+        "user_roles",
+        "control_version",
+        "alembic_version",
+    }
     assert diff == []
-    assert version == "0003"
+    assert version == "0004"
 
 
 def test_upgrade_at_once_from_three_processes_then_again_is_harmless(

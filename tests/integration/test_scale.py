@@ -139,6 +139,43 @@ def test_warm_engines_are_bounded_and_the_coldest_lets_its_connections_go(
         engines.clear()
 
 
+def test_a_database_met_again_keeps_its_engine_and_one_in_use_as_it_cools_closes_on_return(
+    server_database_url: str,
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    sep = "&" if "?" in server_database_url else "?"
+    urls = [f"{server_database_url}{sep}application_name=kept-{tag}-{i}" for i in range(3)]
+    engines = Engines(1)
+
+    def open_on_server(i: int) -> int:
+        deadline = time.monotonic() + 5
+        while True:
+            with psycopg.connect(server_database_url) as conn:
+                row = conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+                    (f"kept-{tag}-{i}",),
+                ).fetchone()
+            found = int(row[0]) if row else 0
+            if found == 0 or time.monotonic() > deadline:
+                return found
+            time.sleep(0.05)  # the server sees a closed socket a moment later
+
+    try:
+        first = engines.get(urls[0])
+        held = first.connect()  # in use while its pool goes cold
+        held.exec_driver_sql("SELECT 1")
+        engines.get(urls[1])  # the coldest (0) lets its pool go cold
+        held.close()  # given back to a cold pool: closed, not kept
+        assert open_on_server(0) == 0
+        # Met again, the same engine (not made again), its pool warm again.
+        assert engines.get(urls[0]) is first
+        with first.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+        assert open_on_server(1) == 0  # 1 went cold as 0 came back
+    finally:
+        engines.clear()
+
+
 def test_the_worker_class_stops_a_job_at_its_timeout(client: redis.Redis, queue: Queue) -> None:
     job = queue.enqueue(time.sleep, 10, job_timeout=1)
     SweepWorker([queue], connection=client).work(burst=True)

@@ -21,7 +21,7 @@ from jobs.worker import SweepWorker
 from services.apps import add_app
 from services.connections import add_connection
 from services.storage import ENGINES, open_session, upgrade_control_plane
-from services.sweep_ledger import HISTOGRAMS, LAG, SERVED, WAITING
+from services.sweep_ledger import COUNTS, DURATION, HISTOGRAMS, LAG, SERVED, WAITING
 from tests.integration.sweep_fixtures import SHOP
 
 
@@ -93,3 +93,34 @@ def test_a_sweeps_start_is_in_the_ledger_before_it_runs_and_counted_once(
         client.zrem(SERVED, connection)
         client.hdel(WAITING, connection)
         client.hdel(LAG, connection)
+
+
+@pytest.mark.parametrize(
+    ("worker_class", "job_round_trips"), [(SweepWorker, 0), (SimpleWorker, 1)], ids=["sweep", "rq"]
+)
+def test_a_sweeps_end_is_counted_once_in_the_workers_success_pipeline(
+    client: redis.Redis,
+    queue: Queue,
+    connection: str,
+    monkeypatch: pytest.MonkeyPatch,
+    worker_class: type[SimpleWorker],
+    job_round_trips: int,
+) -> None:
+    """The Procfile's worker sends the sweep's hint and counts with RQ's own writes as the
+    job succeeds; under another worker the job sends them itself."""
+    minute = minute_of(datetime.now(UTC))
+    own: list[str] = []
+    finished = jobs.sweep._finished
+    monkeypatch.setattr(
+        jobs.sweep, "_finished", lambda c, name, *a: (own.append(name), finished(c, name, *a))
+    )
+    try:
+        assert enqueue_minute(queue, [connection], minute, minute + timedelta(seconds=1)) == 1
+        worker_class([queue], connection=client).work(burst=True)
+        assert len(own) == job_round_trips
+        assert client.hget(COUNTS["run"], connection) == b"1"
+        assert float(client.hget(DURATION, connection) or -1) >= 0
+    finally:
+        for key in (COUNTS["run"], DURATION, WAITING, LAG):
+            client.hdel(key, connection)
+        client.zrem(SERVED, connection)
