@@ -28,6 +28,7 @@ from web.screens import (
     set_aside,
     times,
     webhooks,
+    words,
 )
 from web.screens.access import signed_in_user
 from web.screens.clock_health import stall_of
@@ -58,6 +59,7 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
     times.init_app(app)
     labels.init_app(app)
     bar.init_app(app)
+    words.init_app(app)
     app.context_processor(_screen_globals)
 
 
