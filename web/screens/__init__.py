@@ -19,6 +19,7 @@ from web.screens import (
     auth,
     bar,
     boards,
+    clock_log,
     connections,
     labels,
     outbox,
@@ -53,7 +54,18 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
     csrf.init_app(app)
     for blueprint in exempt:
         csrf.exempt(blueprint)  # type: ignore[arg-type]
-    for module in (auth, connections, boards, rows, pending, set_aside, samples, outbox, webhooks):
+    for module in (
+        auth,
+        connections,
+        boards,
+        rows,
+        pending,
+        set_aside,
+        samples,
+        outbox,
+        webhooks,
+        clock_log,
+    ):
         app.register_blueprint(module.bp)
     webhooks.init_app(app, csrf)
     times.init_app(app)
