@@ -1,20 +1,41 @@
-// Toasts never cover the control that answered (static/css/screens.css `.toasts.at-top`).
+// The answer of an action keeps the control that made it where it was on the screen (an
+// item drawn again with a sentence above it would push it, and its Save, down), and toasts
+// never cover that control (static/css/screens.css `.toasts.at-top`).
 // A toast lands at the bottom edge (the whole width on a phone); when there it would cover
 // the control the person used, or a button of the item that answered (after a refused move
 // the item's Save), the toasts move to the top edge; when they would cover one there too,
 // the edge covering fewer stands, and the control used is scrolled clear of them.
 
-let answered = null; // {control, item}: the ids of what made the last request
+let answered = null; // {control, item, top}: what made the last request, and where it was
 
 document.addEventListener("htmx:beforeRequest", (event) => {
   const elt = event.detail.elt;
-  if (!(elt instanceof Element) || elt.closest(".toast")) { return; }
+  const asked = event.detail.requestConfig;
+  // A person's action (a form posted); not a list fetched again, a badge refreshed.
+  if (!(elt instanceof Element) || elt.closest(".toast") || (asked && asked.verb === "get")) {
+    return;
+  }
   const active = document.activeElement;
   const control = active && active !== document.body && elt.contains(active) ? active
     : elt.querySelector("button[type=submit], button") || elt;
   const item = elt.closest("li[id], .row-detail[id], .card[id], tr[id]");
-  answered = { control: control.id || "", item: item ? item.id : "" };
+  answered = {
+    control: control.id || "",
+    item: item ? item.id : "",
+    top: control.getBoundingClientRect().top,
+    kept: false,
+  };
 });
+
+// Once the answer is drawn: the control with the same id back where it was.
+function keepInPlace() {
+  if (!answered || answered.kept || !answered.control) { return; }
+  const control = document.getElementById(answered.control);
+  if (!control || !control.getClientRects().length) { return; }
+  answered.kept = true;
+  const moved = control.getBoundingClientRect().top - answered.top;
+  if (Math.abs(moved) >= 1) { window.scrollBy({ top: moved, behavior: "instant" }); }
+}
 
 function shown(element) {
   const box = element.getBoundingClientRect();
@@ -43,6 +64,7 @@ function covered(toasts, controls) {
 }
 
 function placeToasts() {
+  keepInPlace();
   const toasts = document.getElementById("toasts");
   if (!toasts || !toasts.querySelector(".toast")) { return; }
   const controls = guarded();
@@ -67,5 +89,9 @@ new MutationObserver((records) => {
     requestAnimationFrame(placeToasts);
   }
 }).observe(document.getElementById("toasts") || document.body, { childList: true });
-document.addEventListener("htmx:afterSettle", () => requestAnimationFrame(placeToasts));
+document.addEventListener("htmx:afterSettle", (event) => {
+  const asked = event.detail.requestConfig;
+  if (asked && asked.verb && asked.verb !== "get") { keepInPlace(); }
+  requestAnimationFrame(placeToasts);
+});
 window.addEventListener("resize", () => requestAnimationFrame(placeToasts));
