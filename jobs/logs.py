@@ -8,7 +8,7 @@ the default level: a minute that moved, set aside or gave back rows, an app's fa
 sweep stopped, the spec's "timed move refused; left alone for an hour" (a warning), Redis
 going away and coming back, a job that failed (RQ's own error lines), and the worker's start.
 
-Adminium's own loggers (`core`, `services`, `jobs`) print at INFO (ADMINIUM_LOG_LEVEL sets
+Adminium's own loggers (`core`, `services`, `jobs`) print at INFO (LOG_LEVEL sets
 another level) with the time, level and logger; before, they had no handler in the worker,
 so its moves were never said and its warnings came out bare.
 """
@@ -63,8 +63,8 @@ class Demote(logging.Filter):
 
 
 def own_level() -> int:
-    """The level of Adminium's own loggers: ADMINIUM_LOG_LEVEL (a name), INFO by default."""
-    named = os.environ.get("ADMINIUM_LOG_LEVEL", "INFO").strip().upper()
+    """The level of Adminium's own loggers: LOG_LEVEL (a name), INFO by default."""
+    named = os.environ.get("LOG_LEVEL", "INFO").strip().upper()
     level = logging.getLevelName(named)
     return level if isinstance(level, int) else logging.INFO
 
