@@ -77,22 +77,28 @@ def moved_last(context: Context, card: Any) -> str:
     app = context.get("app")
     if not isinstance(app, App) or not card.state:
         return ""
-    memo: dict[tuple[int, str], dict[str, LastMove]] = g.setdefault("moved_last", {})
-    found = memo.get((app.id, card.table))
+    memo: dict[tuple[int, str], dict[str, LastMove | None]] = g.setdefault("moved_last", {})
+    found = memo.setdefault((app.id, card.table), {})
     key = str(card.key)
-    if found is None or key not in found:
-        keys = _board_keys(context, card.table) or [key]
-        store = app_store(app)
+    store = _store(app)
+    if key not in found:
+        keys = [k for k in _board_keys(context, card.table) if k not in found] or [key]
         with store.engine.connect() as conn:
             read = last_moves(conn, app.name, card.table, keys)
-        found = {**(found or {}), **{k: read.get(k) for k in keys}}  # type: ignore[misc]
-        memo[(app.id, card.table)] = found
-    spec = app.model.tables.get(card.table)
-    return moved_words(spec, found.get(key), app_store(app).zone)
+        found.update({k: read.get(k) for k in keys})
+    # The store's parsed manifest: `App.model` parses it again at each read.
+    spec = store.app.tables.get(card.table)
+    return moved_words(spec, found.get(key), store.zone)
 
 
 def _store(where: App | Store) -> Store:
-    return app_store(where) if isinstance(where, App) else where
+    """An app's store, made once a request (a Store builds the app's tables)."""
+    if not isinstance(where, App):
+        return where
+    memo: dict[int, Store] = g.setdefault("word_stores", {})
+    if where.id not in memo:
+        memo[where.id] = app_store(where)
+    return memo[where.id]
 
 
 @pass_context
@@ -105,7 +111,7 @@ def card_refusal(context: Context, card: Any) -> str:
     memo: dict[tuple[int, str], dict[str, Any]] = g.setdefault("card_asides", {})
     found = memo.get((app.id, card.table))
     if found is None:
-        found = {a.key: a for a in set_aside_rows([app_store(app)], table=card.table)}
+        found = {a.key: a for a in set_aside_rows([_store(app)], table=card.table)}
         memo[(app.id, card.table)] = found
     aside = found.get(str(card.key))
     return aside_refusal(aside).words if aside is not None else ""
