@@ -17,7 +17,7 @@ from jinja2.runtime import Context
 
 from core.basics.errors import AdminiumError
 from core.manifest.model import Table
-from core.manifest.titles import column_label, label
+from core.manifest.titles import column_label
 from core.rules.refusals import StaffRefusal, staff_refusal
 from core.store.audit import LastMove, last_moves
 from core.store.store import Store
@@ -172,4 +172,3 @@ def init_app(flask_app: Flask) -> None:
     flask_app.add_template_global(refusal_of, "refusal_of")
     flask_app.add_template_global(error_refusal, "error_refusal")
     flask_app.add_template_global(aside_refusal, "aside_refusal")
-    flask_app.add_template_global(label, "plain_label")
