@@ -18,6 +18,7 @@ from redis.exceptions import ConnectionError, RedisError, TimeoutError
 from rq.cron import CronScheduler
 from rq.exceptions import StopRequested
 
+from jobs.logs import quiet_clock
 from services.redis_client import connect
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,7 @@ class Clock(CronScheduler):
 def main() -> None:
     """`python -m jobs.clock [CONFIG]`: the clock on REDIS_URL, jobs from CONFIG (jobs.cron)."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    quiet_clock()  # no line a minute for the tick it enqueues (jobs/logs.py)
     clock = Clock(connection=connect(os.environ["REDIS_URL"]))
     clock.load_config_from_file(sys.argv[1] if len(sys.argv) > 1 else CONFIG)
     clock.start()

@@ -154,5 +154,5 @@ def enqueue_sweeps() -> int:
     ttl = wait_left(minute, now)
     ttl = ttl if ttl > 0 else WAIT_SECONDS
     count = enqueue_minute(queue, names, minute, now, after=[drains_data(minute, ttl)])
-    log.info("minute %s: %s of %s sweeps enqueued", f"{minute:%H:%M}Z", count, len(names))
+    log.debug("minute %s: %s of %s sweeps enqueued", f"{minute:%H:%M}Z", count, len(names))
     return count

@@ -11,6 +11,9 @@ which for a SimpleWorker is SIGALRM in this process (`UnixSignalDeathPenalty`), 
 `JobTimeoutException` inside the job. A job that kills the process (a crash, memory) takes
 the worker with it; the launcher's supervisor, or the platform, starts it again.
 
+Its console is quiet while nothing happens (`jobs.logs`): RQ's own lines of each job are
+DEBUG; a move, a fault and the spec's warnings are said.
+
 A Redis outage does not take it: RQ's pause between tries while Redis is away grows to a
 minute, and RQ leaves its loop when Redis goes away in the middle of a call (a timeout, a
 pipeline after a job). This worker tries again every REDIS_PAUSE seconds and, once Redis
@@ -39,6 +42,7 @@ from rq.worker import SimpleWorker, WorkerStatus
 # Imported here, before the first job, so that no job pays for them.
 import jobs.sweep
 import jobs.tick
+from jobs.logs import quiet_worker
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +74,10 @@ class SweepWorker(SimpleWorker):
     sends as it starts the job and as the job succeeds (two round trips less a sweep)."""
 
     max_connection_wait_time = REDIS_PAUSE
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        quiet_worker()  # an idle minute says nothing (jobs/logs.py)
 
     def handle_job_success(
         self, job: Job, queue: Queue, started_job_registry: StartedJobRegistry

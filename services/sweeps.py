@@ -44,7 +44,7 @@ def sweep(
     """Sweep a connection of the control plane, unless it is paused as the sweep starts."""
     found = swept_apps(session, connection)
     if found.paused:
-        log.info("sweep of connection %s skipped: paused", connection)
+        log.debug("sweep of connection %s skipped: paused", connection)  # each minute: quiet
         return SweepReport(connection, now, SweepOutcome.paused, dry_run=dry_run)
     stores = found.stores
     # The control plane's connection is not held while the sweep runs.

@@ -1,6 +1,11 @@
-"""A value the database refused, said in plain words naming the field: the one home of the
-sentence ("the database refused the value: orders.note must be filled when cancelled
-(check cancelled_needs_note)"), never the driver's text alone.
+"""A refusal in words: the one home of each sentence.
+
+Two readers, two sentences. The refusal's own message is the developer's, naming the field
+as the database does ("the database refused the value: orders.note must be filled when
+cancelled (check cancelled_needs_note)"): the API, the log and the console say it. Staff on
+the screens read `staff_refusal`: plain words first, with what to do, and the code apart
+("Needs a note before it can be cancelled" · "Fill in Note, then try again." · VALUE_REFUSED),
+built from the refusal's code and details, the table's titles and the row.
 
 The driver names a constraint (and, for not-null, a column); the constraint's columns and
 its comment (`COMMENT ON CONSTRAINT … IS 'must be filled when cancelled'`, the venue's own
@@ -10,13 +15,18 @@ words for its rule) are read from the catalogue once the write has failed.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
 from core.basics.errors import ValueRefused
+from core.manifest.titles import column_label, lower_first, state_label, table_label
 from core.store.store import Store
+from core.time.words import instant_words
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +44,8 @@ _KIND = {"check": "check", "foreign-key": "foreign key", "unique": "unique", "no
 
 def refused_value(store: Store, table: str, details: dict[str, Any], primary: str) -> ValueRefused:
     """The VALUE_REFUSED for a database refusal: plain words naming the field, the
-    constraint's columns and name in `details` (`column` the first a person can fix)."""
+    constraint's columns and name in `details` (`column` the first a person can fix), and
+    its comment when the venue wrote one (`comment`: what staff read)."""
     reason = str(details.get("reason", "type"))
     constraint = details.get("constraint")
     columns: list[str] = [details["column"]] if details.get("column") else []
@@ -44,6 +55,8 @@ def refused_value(store: Store, table: str, details: dict[str, Any], primary: st
         columns = columns or _fixable(store, table, found)
     if columns:
         details = {**details, "column": columns[0], "columns": columns}
+    if comment:
+        details = {**details, "comment": comment}
     return ValueRefused(
         PREFIX + value_words(table, reason, columns, constraint, comment, primary), details
     )
@@ -102,3 +115,148 @@ def _fixable(store: Store, table: str, columns: list[str]) -> list[str]:
     spec = store.spec(table)
     state = spec.states.column if spec.states is not None else None
     return [c for c in columns if c != state] or columns
+
+
+@dataclass(frozen=True)
+class StaffRefusal:
+    """A refusal as staff read it: what is wrong in plain words, what to do (may be empty),
+    and the code, shown small beside them."""
+
+    words: str
+    todo: str
+    code: str
+
+    @property
+    def sentence(self) -> str:
+        """The words and what to do, as one sentence or two: "Needs a note before it can
+        be cancelled. Fill in Note, then try again." """
+        return f"{self.words}. {self.todo}" if self.todo else f"{self.words}."
+
+
+def staff_refusal(
+    code: str,
+    details: Mapping[str, Any] | None,
+    message: str,
+    *,
+    tables: Mapping[str, Any],
+    table: str,
+    to: str | None = None,
+    row: Mapping[str, Any] | None = None,
+    zone: ZoneInfo | None = None,
+) -> StaffRefusal:
+    """A refusal's plain words for staff, from its code and details: `tables` the app's
+    tables (their titles), `table` the row's, `to` the state the refused move led to, `row`
+    the row as it is (an empty field reads "Needs a note"), `zone` the venue's. A linked row
+    that refused (an effect's, a parent's total) is named first ("Parts #3012: …")."""
+    found = dict(details or {})
+    linked = found.get("effect") if isinstance(found.get("effect"), Mapping) else None
+    if linked is not None and "table" in linked:
+        other = str(linked["table"])
+        spec = tables.get(other)
+        said = _words(code, found, message, spec, None, None, zone)
+        named = f"{table_label(spec, other)} #{linked.get('key')}"
+        return StaffRefusal(f"{named}: {said[0]}", said[1], code)
+    words, todo = _words(code, found, message, tables.get(table), to, row, zone)
+    return StaffRefusal(words, todo, code)
+
+
+def _words(
+    code: str,
+    details: Mapping[str, Any],
+    message: str,
+    spec: Any,
+    to: str | None,
+    row: Mapping[str, Any] | None,
+    zone: ZoneInfo | None,
+) -> tuple[str, str]:
+    """(words, what to do) for one refusal code."""
+    if code == "VALUE_REFUSED":
+        return _value_words(details, spec, to, row)
+    columns = [str(c) for c in details.get("columns") or ()]
+    fields = " and ".join(column_label(c, spec) for c in columns)
+    if code == "ROW_LOCKED":
+        verb = "is" if len(columns) == 1 else "are"
+        return (f"{fields or 'A field'} {verb} locked in this state", "")
+    if code == "COLUMN_NOT_WRITABLE":
+        return (
+            f"The database does not let Adminium change {fields or 'this row'}",
+            "Ask whoever runs the venue's database to allow it.",
+        )
+    if code == "STATE_MOVE_REFUSED":
+        return _time_words(details, spec, zone), ""
+    if code in ("STATE_TOO_LATE", "PUBLIC_TOO_LATE"):
+        return (f"Too late: it closed {_at(details.get('at'), zone)}".rstrip(), "")
+    if code == "LIMIT_REACHED":
+        most = details.get("max")
+        room = f"{most} at most" if most is not None else "no room now"
+        return (f"No room: {label_of(details.get('limit'))} allows {room}", "")
+    if code == "LEDGER_CAP":
+        account = f"{label_of(details.get('ledger'))} #{details.get('key')}"
+        return (f"{account} would go past its limit", "Change the amount, or the account.")
+    if code == "STATE_MOVE_FORBIDDEN":
+        return ("This move is kept for other roles", "Ask a manager.")
+    if code == "WRITE_CONFLICT" or code.endswith("_BUSY"):
+        return ("Someone else was changing it at that moment", "Try again in a moment.")
+    return (message[:1].upper() + message[1:], "")
+
+
+def label_of(name: object) -> str:
+    """A limit's or a ledger's name in words ("per_slot" reads "per slot")."""
+    return str(name or "").replace("_", " ")
+
+
+def _value_words(
+    details: Mapping[str, Any], spec: Any, to: str | None, row: Mapping[str, Any] | None
+) -> tuple[str, str]:
+    """A value the database refused: "Needs a note before it can be cancelled" when the
+    field it names is empty and the refused write was a move; else the venue's own words
+    for its rule ("Note must be filled when cancelled"), else the kind's."""
+    reason = str(details.get("reason", "type"))
+    column = details.get("column")
+    field = column_label(str(column), spec) if column else "A field"
+    empty = row is not None and column is not None and row.get(str(column)) in (None, "")
+    fill = f"Fill in {field}, then try again."
+    if reason in ("check", "not-null") and empty and to:
+        state = lower_first(state_label(to, spec))
+        return (f"Needs {_article(field)} before it can be {state}", fill)
+    comment = details.get("comment")
+    if reason == "check" and isinstance(comment, str) and comment:
+        return (f"{field} {comment}", f"Change {field}, then try again.")
+    if reason == "not-null":
+        return (f"{field} must have a value", fill)
+    if reason == "foreign-key":
+        return (f"{field} must name a row that exists", f"Pick a {lower_first(field)} that exists.")
+    if reason == "unique":
+        return (f"{field} is already taken by another row", f"Choose another {lower_first(field)}.")
+    if reason == "check":
+        return (f"{field} breaks a rule of the table", f"Change {field}, then try again.")
+    return (f"{field} does not take that value", f"Change {field}, then try again.")
+
+
+def _article(field: str) -> str:
+    """ "a note", "an address": the field inside "Needs … before it can be …"."""
+    words = lower_first(field)
+    return f"{'an' if words[:1] in 'aeiou' else 'a'} {words}"
+
+
+def _time_words(details: Mapping[str, Any], spec: Any, zone: ZoneInfo | None) -> str:
+    """A move outside the time it waits for, or waiting for a setting."""
+    if details.get("requires") == "setting":
+        setting = column_label(str(details.get("column", "")), None)
+        return f"Waits for the setting {setting} to be {details.get('eq')!r}"
+    if details.get("reason") == "no-moment":
+        return "Waits for a time this row does not have"
+    if details.get("bound") == "before":
+        return f"Closed {_at(details.get('at'), zone)}".rstrip()
+    return f"Not open yet: it opens {_at(details.get('at'), zone)}".rstrip()
+
+
+def _at(raw: object, zone: ZoneInfo | None) -> str:
+    """ "at Fri 21:00" on the venue's clock, from a refusal's ISO instant ("" without one)."""
+    if not isinstance(raw, str) or zone is None:
+        return ""
+    try:
+        instant = datetime.fromisoformat(raw)
+    except ValueError:
+        return ""
+    return f"at {instant_words(instant, zone)}" if instant.utcoffset() is not None else ""

@@ -1,7 +1,8 @@
 """Adminium's own tables in a connection's database, in the schema `adminium`, each defined
 once and below every module that reads or writes it: the audit, the sweep's fence and records,
-the ledger entries and postings, the outbox and the webhook deliveries, the sample marks and the
-set-aside records, with the upgrades a database made before a column joined them needs.
+the ledger entries and postings, the outbox and the webhook deliveries, the sample marks, the
+set-aside records and the refused attempts kept, with the upgrades a database made before a
+column joined them needs (a table added since is made by the install's `create_all`).
 Importing this module defines them all on `adminium_metadata`, which the install makes."""
 
 from __future__ import annotations
@@ -234,6 +235,28 @@ set_aside = sa.Table(
 )
 """A refused timed move: its row, rule (from 1), code, the moment it was judged at, until,
 and the refusal's details."""
+
+refused_attempts = sa.Table(
+    "refused_attempts",
+    adminium_metadata,
+    sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True),
+    sa.Column("app", sa.Text, nullable=False),
+    sa.Column("table_name", sa.Text, nullable=False),
+    sa.Column("row_key", sa.Text, nullable=False),
+    sa.Column("rule", sa.Integer, nullable=False),
+    sa.Column("code", sa.Text, nullable=False),
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("details", JSONB),
+    sa.Column("moment", sa.DateTime(timezone=True), nullable=False),
+    # The sweep's minute (or the moment of a "Try again now"), and the end of its hour aside.
+    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("until", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_refused_attempts_row", "app", "table_name", "row_key", "id"),
+    sa.Index("ix_refused_attempts_at", "at"),
+)
+"""Every refused attempt of the clock that set a row aside, kept after the row moves on
+(its set-aside record is renewed in place, and goes once the row moves): what a row's
+history and the clock's log say it refused, when and why. Rule negative: a give-back."""
 
 SET_ASIDE_UPGRADES = (
     f"ALTER TABLE {ADMINIUM_SCHEMA}.set_aside ADD COLUMN IF NOT EXISTS details JSONB",

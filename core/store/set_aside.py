@@ -26,6 +26,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Connection
 
 from core.basics.errors import AdminiumError, PublicError
+from core.store.refused_log import RefusedAttempt, keep_refused
 from core.store.schema import set_aside
 
 log = logging.getLogger(__name__)
@@ -202,14 +203,19 @@ def set_aside_row(
     error: AdminiumError,
     now: datetime,
 ) -> SetAside:
-    """Record a refused row for an hour (renewing any record) with the refusal's details, and
-    log the spec's words (and the linked row that refused, if one did)."""
+    """Record a refused row for an hour (renewing any record) with the refusal's details, keep
+    the refused attempt for the row's history and the clock's log, and log the spec's words
+    (and the linked row that refused, if one did)."""
     details = refusal_details(error)
     until = now + SET_ASIDE_FOR
     record = SetAside(
         app, table, str(key), rule, error.code, moment, until, error.message, now, details
     )
     write_set_aside(conn, record, message=error.message, at=now)
+    attempt = RefusedAttempt(
+        app, table, str(key), rule, error.code, error.message, details, moment, now, until
+    )
+    keep_refused(conn, attempt)
     linked = refused_by(details)
     log.warning(
         "%s: connection=%s table=%s key=%s rule=%s code=%s%s",

@@ -122,9 +122,14 @@ def _every_app_stopped(run: SweepRun, stores: Sequence[Store]) -> str | None:
 
 def _log_report(report: SweepReport) -> None:
     """The minute's one line in the log: how it ended and what it did (and which apps
-    stopped, when one did)."""
+    stopped, when one did). An idle minute's (done, nothing moved, refused or left) is
+    DEBUG: a worker's console is quiet while nothing happens."""
     stopped = ", ".join(f.app for f in report.faults)
-    log.info(
+    busy = report.outcome is not SweepOutcome.done or any(
+        (report.moved, report.set_aside, report.given_back, report.conflicts, report.left)
+    )
+    log.log(
+        logging.INFO if busy or report.faults or report.holds_refused else logging.DEBUG,
         "sweep of connection %s: %s, gave back %s, moved %s, set aside %s, conflicts %s,"
         " left %s, %.1f ms%s",
         report.connection,

@@ -8,6 +8,7 @@ say another time than the sweep acts on.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -58,10 +59,44 @@ def overdue_words(
 
 
 def aside_words(until: datetime, zone: ZoneInfo, why: str | None = None) -> str:
-    """A row the sweep set aside: "set aside until 07:07: <why>" on the venue's clock."""
-    at = until.astimezone(zone)
-    shown = at.strftime("%H:%M:%S" if at.second or at.microsecond else "%H:%M")
+    """A row the sweep set aside: "set aside until 07:07: <why>" on the venue's clock (to
+    the minute, as every time a screen shows)."""
+    shown = until.astimezone(zone).strftime("%H:%M")
     return f"set aside until {shown}: {why}" if why else f"set aside until {shown}"
+
+
+def day_time_words(instant: datetime, now: datetime, zone: ZoneInfo) -> str:
+    """A time as a screen says it: `23:00` on the venue's day of `now`, else `Fri 23:00`."""
+    local = instant.astimezone(zone)
+    if local.date() == now.astimezone(zone).date():
+        return local.strftime("%H:%M")
+    return instant_words(instant, zone)
+
+
+_MOVERS = {
+    "clock": "the clock",
+    "public": "the guest",
+    "import": "an import",
+    "sample": "sample data",
+}
+"""Who moved a row, by the audit's actor kind; a person is named by their address."""
+
+
+def mover_words(
+    kind: str,
+    actor: str,
+    at: datetime,
+    now: datetime,
+    zone: ZoneInfo,
+    codes: Sequence[tuple[str, str]] = (),
+) -> str:
+    """Who moved a row last, and when: "moved by the clock at 23:00 (Cancel code: closed)"
+    (the values its timed move set, by their labels), "moved by ann@venue.test at 19:40"."""
+    who = _MOVERS.get(kind, actor)
+    said = f"moved by {who} at {day_time_words(at, now, zone)}"
+    if codes:
+        said += " (" + ", ".join(f"{name}: {value}" for name, value in codes) + ")"
+    return said
 
 
 def explain_moment(moment: Moment, ctx: MomentContext) -> str:

@@ -154,12 +154,15 @@ def test_set_aside_fixes_answer_warn_and_offer_only_what_can_be_done(
     with page.expect_response(lambda answer: answer.url.endswith("/retry")) as answered:
         page.locator(f"#aside-orders-{second}-retry").click()
     assert answered.value.status == 422
-    expect(page.locator(f"#aside-orders-{second} .said.refused")).to_have_text(
-        f"Tried again now: refused again: Orders #{second} (VALUE_REFUSED)."
+    # In plain words, with what to do; the toast shows the code apart (issue 35).
+    refused = (
+        f"Tried again now, refused again: Orders #{second}: Needs a note before it can be"
+        " cancelled. Fill in Note, then try again."
     )
-    expect(page.locator("#toasts .toast.refused").last).to_have_text(
-        f"Tried again now: refused again: Orders #{second} (VALUE_REFUSED)."
-    )
+    expect(page.locator(f"#aside-orders-{second} .said.refused")).to_have_text(refused)
+    toast = page.locator("#toasts .toast.refused").last
+    expect(toast.locator(".toast-words")).to_have_text(refused)
+    expect(toast.locator("code")).to_have_text("VALUE_REFUSED")
 
     # A move by hand answers "moved … by you" with the listed undo; Undo puts it back.
     page.locator(f"#aside-orders-{confirmed}-move-ready").click()

@@ -106,7 +106,7 @@ def test_pending_screen_draws_the_next_24_hours(
     expect(chart).to_be_visible()
     expect(chart.locator("rect.bar")).to_have_count(2)
     expect(page.locator(".timeline-figure .legend li")).to_have_count(2)
-    expect(page.locator("table.pending")).to_contain_text("Fri 10 Jul 2026 13:33:30")
+    expect(page.locator("table.pending")).to_contain_text("Fri 10 Jul 2026 13:33")
     expect(page.locator("table.pending")).to_contain_text("closing hour on Friday (opening hours)")
     # The bars are coloured by the stylesheet (no style attribute: the CSP refuses them).
     # Read in the page until it holds (a refetch may swap the chart in between).

@@ -45,7 +45,7 @@ OFFERED = {
     "on": {"column": "status", "values": ["offered"]},
     "webhook": "kitchen",
 }
-BAR = ["Board", "Wall", "Pending", "Set aside", "Outbox", "Deliveries", "Webhooks"]
+BAR = ["Board", "Wall", "Pending", "Set aside", "Clock's log", "Outbox", "Deliveries", "Webhooks"]
 """The app's bar, in order, on every screen of it (an admin sees all of them)."""
 
 # Counts the pushes a screen's socket handed to htmx (an init script: no CSP applies).
@@ -220,6 +220,7 @@ def test_every_screen_is_quiet_accessible_fits_a_phone_and_has_the_bar(
         (f"/apps/venue/venue/orders/{key}", True, True),
         (f"{venue}/pending", True, True),
         (f"{venue}/set-aside", True, True),
+        (f"{venue}/clock", False, True),
         (f"{venue}/apps/venue/outbox", False, True),
         (f"{venue}/apps/venue/outbox/1", False, True),
         (f"{venue}/deliveries", False, True),

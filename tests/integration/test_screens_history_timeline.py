@@ -37,8 +37,9 @@ def test_history_marks_an_undo(screens_site: Site, signed_in: Callable[[str], Fl
     assert re.search(
         r"moved Confirmed → Placed <span class=\"badge undo-mark\">undo</span>", history
     )
-    # The history's times carry their seconds: the site's clock reads 09:00:00 UTC = 10:00:00 BST.
-    assert "Fri 10 Jul 2026 10:00:00" in history
+    # The history's times read to the minute, as every time on the screens (issue 35), their
+    # seconds kept in the title: the site's clock reads 09:00:00 UTC = 10:00:00 BST.
+    assert 'title="Fri 10 Jul 2026 10:00:00">Fri 10 Jul 2026 10:00</time>' in history
 
 
 def test_refused_undo_of_a_row_that_moved_says_what_it_is_now(
@@ -71,13 +72,14 @@ def test_pending_says_how_each_moment_was_read_under_the_timeline(
     assert "closing hour on Friday (opening hours) → Fri 21:00" in line
     offer = page[page.index(f'id="pending-tickets-{ticket}"') :]
     offer = offer[: offer.index("</tr>")]
-    assert "Fri 10 Jul 2026 13:33:30" in offer  # its seconds shown: the minute matters
+    # To the minute as every time on the screens (issue 35); its seconds in the title.
+    assert 'title="Fri 10 Jul 2026 13:33:30">Fri 10 Jul 2026 13:33</time>' in offer
     assert "offer_until → Fri 13:33" in offer
 
     svg = page[page.index('<svg class="timeline"') : page.index("</svg>")]
     assert "3 timed moves in the next 24 hours, at most 2 in an hour" in svg
-    rule = "venue · orders rule 1: placed → cancelled"
+    rule = "venue · Orders rule 1: Placed → Cancelled"  # by their titles (issue 35)
     assert f"<title>21:00: 2 × {rule}</title>" in svg
-    assert "<title>13:00: 1 × venue · tickets rule 1: offered → valid</title>" in svg
+    assert "<title>13:00: 1 × venue · Tickets rule 1: Offered → Valid</title>" in svg
     assert "style=" not in svg  # the CSP refuses inline styles: classes colour the bars
     assert len(re.findall(r'<rect class="bar rule-\d"', svg)) == 2

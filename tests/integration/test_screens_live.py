@@ -116,14 +116,22 @@ def test_row_the_sweep_sets_aside_joins_the_open_list_and_its_card_says_so(
     assert f'<li id="aside-orders-{key}" hx-swap-oob="delete"></li>' in listed
     assert '<ul hx-swap-oob="beforeend:#set-aside-list">' in listed
     assert f'<li class="aside" id="aside-orders-{key}">' in listed
-    assert "<code>VALUE_REFUSED</code>" in listed
+    # In plain words, the code small; the database's own sentence under its summary.
+    assert (
+        '<span class="refusal-words">Note breaks a rule of the table. Change Note, then try'
+        ' again.</span> <code class="code">VALUE_REFUSED</code>' in listed
+    )
     assert "ck_cancelled_without_note" in listed
     # Set aside at 20:01 UTC until 21:01 UTC; the web's clock reads Fri 10 July, past that
     # hour, so the row is tried again by the next minute's sweep.
     assert "tried again by the next minute" in listed
     # The board's card is re-rendered where it stays (placed), marked set aside.
     assert 'hx-swap-oob="afterbegin:#column-orders-placed"' in card
-    assert '<span class="badge aside">set aside until 22:01</span>' in card
+    # The pushed card says why too (before issue 35 a push's card said only until when).
+    assert (
+        '<span class="badge aside"><span class="head">set aside until 22:01:</span>'
+        ' <span class="then">Note breaks a rule of the table</span></span>' in card
+    )
 
 
 def test_removed_sample_rows_leave_an_open_board(

@@ -156,7 +156,8 @@ def test_several_rows_at_once_answer_what_moved_and_what_was_refused(
     assert "Tried again: 1 of 2 moved, 1 not." in answer
     assert f"Orders #{fixed} (moved by its timed move)" in answer
     assert (
-        f"Orders #{refused}: the database refused the value: orders.note must be filled" in answer
+        f"Orders #{refused}: Needs a note before it can be cancelled. Fill in Note, then try"
+        ' again. <code class="code">VALUE_REFUSED</code>' in answer
     )
     # The moved row's item goes; the refused one is drawn again in place.
     assert f'<li id="aside-orders-{fixed}" hx-swap-oob="delete">' in answer

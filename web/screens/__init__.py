@@ -19,6 +19,7 @@ from web.screens import (
     auth,
     bar,
     boards,
+    clock_log,
     connections,
     labels,
     outbox,
@@ -28,6 +29,7 @@ from web.screens import (
     set_aside,
     times,
     webhooks,
+    words,
 )
 from web.screens.access import signed_in_user
 from web.screens.clock_health import stall_of
@@ -52,12 +54,24 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
     csrf.init_app(app)
     for blueprint in exempt:
         csrf.exempt(blueprint)  # type: ignore[arg-type]
-    for module in (auth, connections, boards, rows, pending, set_aside, samples, outbox, webhooks):
+    for module in (
+        auth,
+        connections,
+        boards,
+        rows,
+        pending,
+        set_aside,
+        samples,
+        outbox,
+        webhooks,
+        clock_log,
+    ):
         app.register_blueprint(module.bp)
     webhooks.init_app(app, csrf)
     times.init_app(app)
     labels.init_app(app)
     bar.init_app(app)
+    words.init_app(app)
     app.context_processor(_screen_globals)
 
 

@@ -1,6 +1,6 @@
 """The bar of an app's screens, on every screen of a connection: Board, Wall, Pending, Set
-aside, Outbox, Deliveries, Webhooks (those the app has and the user may open), the one open
-marked current."""
+aside, the clock's log, Outbox, Deliveries, Webhooks (those the app has and the user may
+open), the one open marked current."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def _board_links(
 
 
 def _list_links(name: str, here: str) -> list[BarLink]:
-    """The connection's lists every bar has: Pending and Set aside."""
+    """The connection's lists every bar has: Pending, Set aside and the clock's log."""
     return [
         BarLink(
             "Pending",
@@ -84,6 +84,11 @@ def _list_links(name: str, here: str) -> list[BarLink]:
             "Set aside",
             url_for("set_aside.list_set_aside", name=name),
             here.startswith("set_aside."),
+        ),
+        BarLink(
+            "Clock's log",
+            url_for("clock_log.show_clock_log", name=name),
+            here.startswith("clock_log."),
         ),
     ]
 

@@ -1,5 +1,5 @@
-"""Names as people read them: a manifest's `title` where it gives one, else the name with
-underscores as spaces and a capital first letter ("picked_up" reads "Picked up")."""
+"""Names as people read them, as template filters: the rule is `core.manifest.titles` (a
+manifest's `title` where it gives one, else "picked_up" reads "Picked up")."""
 
 from __future__ import annotations
 
@@ -7,34 +7,9 @@ from typing import Any
 
 from flask import Flask
 
+from core.manifest.titles import column_label, label, state_label, table_label
 
-def label(name: object, title: str | None = None) -> str:
-    """A state, column or table name as a screen shows it."""
-    if title:
-        return title
-    text = str(name).replace("_", " ").strip()
-    return text[:1].upper() + text[1:]
-
-
-def table_label(spec: Any, name: str) -> str:
-    """A table's label: its manifest `title` when it gives one."""
-    return label(name, getattr(spec, "title", None))
-
-
-def column_label(column: Any, spec: Any = None) -> str:
-    """A column's label: its manifest `title` when it gives one. Takes the column, or its
-    name and the table's spec."""
-    if isinstance(column, str):
-        found = next((c for c in getattr(spec, "columns", ()) if c.ref == column), None)
-        return label(column, getattr(found, "title", None))
-    return label(column.ref, getattr(column, "title", None))
-
-
-def state_label(state: object, spec: Any = None) -> str:
-    """A state's label: the title the table's `states.titles` gives it, when it does."""
-    states = getattr(spec, "states", None)
-    titles = getattr(states, "titles", None) or {}
-    return label(state, titles.get(str(state)))
+__all__ = ["column_label", "label", "producer_label", "state_label", "table_label"]
 
 
 def producer_label(model: Any, number: object) -> str:

@@ -3,13 +3,17 @@ not, and its audit history. Moves and edits go through the write pipeline."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from flask import render_template, request
 
 from core.basics.errors import AdminiumError, echo
-from core.manifest.model import MoveSpec, Table
+from core.manifest.model import MoveSpec, Table, Timed
 from core.preview.preview import Preview, counted
+from core.store.refused_log import RefusedAttempt, row_refusals
 from core.store.store import Store
 from core.sweep.hold_reads import row_postings
 from core.sweep.pending import rules_of, set_aside_rows, waiting_for_no_time
@@ -24,6 +28,7 @@ from web.screens.access import person, require_user, screen_app, screen_blueprin
 from web.screens.labels import column_label, state_label, table_label
 from web.screens.reading import editable_columns, read_row_view, states_of
 from web.screens.times import value as shown_value
+from web.screens.words import error_refusal
 
 bp = screen_blueprint("rows", __name__)
 
@@ -69,7 +74,10 @@ def row_context(
         with store.engine.connect() as conn:
             tables = store.read_clock_tables(conn)
         no_time = waiting_for_no_time(rules_of(store, table), view.row, tables)
+    with store.engine.connect() as conn:
+        refusals = row_refusals(conn, app.name, table, str(view.card.key))
     return {
+        "history": history_lines(view.history, refusals, spec),
         "no_time": no_time,
         "app": app,
         "connection": app.connection,
@@ -85,6 +93,32 @@ def row_context(
         "now": now,
         "clock_table": table in store.clock_tables(),
     }
+
+
+@dataclass(frozen=True)
+class HistoryLine:
+    """One line of a row's history, the newest first: an audit entry (a change) or a refused
+    attempt of the clock (it changed nothing, and says why)."""
+
+    at: datetime
+    entry: dict[str, Any] | None = None
+    refused: RefusedAttempt | None = None
+    timed: Timed | None = None
+    """The timed rule a refused attempt tried (None for a hold's give-back)."""
+
+
+def history_lines(
+    entries: Sequence[dict[str, Any]], refusals: Sequence[RefusedAttempt], spec: Table
+) -> list[HistoryLine]:
+    """A row's audit entries and the clock's refused attempts, one history, the newest
+    first (at one instant, the refusal after the change it followed)."""
+    rules = list(spec.states.timed or []) if spec.states is not None else []
+    lines = [HistoryLine(e["at"], entry=e) for e in entries]
+    lines += [
+        HistoryLine(r.at, refused=r, timed=rules[r.rule - 1] if 0 < r.rule <= len(rules) else None)
+        for r in refusals
+    ]
+    return sorted(lines, key=lambda line: (line.at, line.refused is not None), reverse=True)
 
 
 @bp.get("/apps/<connection>/<name>/<table>/<key>")
@@ -147,12 +181,15 @@ def _write_then_detail(
         answer = writing.Answer(same.words, "refused")
     except AdminiumError as refused:
         error = refused
-        answer = writing.Answer(f"Not done: {named}: {refused.message}.", "refused")
     status = status_of(error) if error is not None else 200
-    if request.form.get("answer") == "toast":
-        return writing.toast(answer), status
     seen = request.form.get("seen") if action == "move" else None
     context = row_context(app, table, key, roles, error, seen)
+    if error is not None:
+        to = request.form.get("to") if action == "move" else None
+        context["staff"] = error_refusal(error, app, table, to, context["view"].row)
+        answer = writing.refused_answer("Not done", named, context["staff"])
+    if request.form.get("answer") == "toast":
+        return writing.toast(answer), status
     said = answer.words if error is None else ""
     html = render_template("screens/_row.html", **context, said=said, said_kind=answer.kind)
     return html + writing.toast(answer), status

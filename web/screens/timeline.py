@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from core.manifest.titles import state_label, table_label
+from core.sweep.due_streams import Rule
 from core.sweep.pending import Pending
 
 HOURS = 24
@@ -73,8 +75,7 @@ def timeline(moves: Sequence[Pending], now: datetime, zone: ZoneInfo, capped: bo
         hour = max(0, int((move.moment - start).total_seconds() // 3600))
         if hour >= HOURS:
             continue
-        rule = move.rule
-        name = f"{rule.app} · {rule.table} rule {rule.number}: {rule.timed.from_} → {rule.timed.to}"
+        name = series_name(move.rule)
         if name not in names:
             names.append(name)
             grid.append([0] * HOURS)
@@ -95,6 +96,15 @@ def timeline(moves: Sequence[Pending], now: datetime, zone: ZoneInfo, capped: bo
         sum(totals),
         capped,
     )
+
+
+def series_name(rule: Rule) -> str:
+    """A rule as the chart's legend names it, by its titles: "venue · Orders rule 1: Placed
+    → Cancelled"."""
+    spec = rule.store.spec(rule.table)
+    app = rule.store.app.title or rule.app
+    states = f"{state_label(rule.timed.from_, spec)} → {state_label(rule.timed.to, spec)}"
+    return f"{app} · {table_label(spec, rule.table)} rule {rule.number}: {states}"
 
 
 def _slot() -> float:

@@ -14,6 +14,7 @@ from flask import render_template, url_for
 from core.basics.actors import Actor
 from core.basics.errors import ValueRefused, echo
 from core.manifest.model import Column
+from core.rules.refusals import StaffRefusal
 from core.store.store import Store
 from core.writes.pipeline import WriteResult
 from services.models import App
@@ -111,11 +112,19 @@ class Undo:
 
 @dataclass(frozen=True)
 class Answer:
-    """What an action did, in one sentence; `kind` "" (done), "warn" or "refused"."""
+    """What an action did, in one sentence; `kind` "" (done), "warn" or "refused"; a
+    refusal's code, shown small after the words."""
 
     words: str
     kind: str = ""
     undo: Undo | None = None
+    code: str = ""
+
+
+def refused_answer(what: str, named: str, refusal: StaffRefusal) -> Answer:
+    """A refused action's answer: "Not done: Orders #104: Needs a note before it can be
+    cancelled. Fill in Note, then try again." with the code apart."""
+    return Answer(f"{what}: {named}: {refusal.sentence}", "refused", code=refusal.code)
 
 
 def undo_of(

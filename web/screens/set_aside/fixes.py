@@ -30,6 +30,7 @@ from web.screens.rows import row_key
 from web.screens.set_aside.items import bp, refused_again
 from web.screens.times import value as shown_value
 from web.screens.times import wall
+from web.screens.words import error_refusal
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ def _item(
     error: AdminiumError | None,
     answer: writing.Answer | None = None,
     oob: bool = False,
+    error_to: str | None = None,
 ) -> str:
     """The row's list item after a fix, with what the fix did said in it (`.said`, kept when
     a push draws the item again); once it is no longer aside, a line saying what became of it
@@ -63,8 +65,8 @@ def _item(
                 f" {wall(aside.until, store.zone)}."
             )
     if aside is None:
-        if error is not None:
-            said = f"{said} {error.message}."
+        if error is not None and answer is None:
+            said = error_refusal(error, store, table, error_to).sentence
         if oob:
             return f'<li id="aside-{table}-{key}" hx-swap-oob="delete"></li>'
         done = render_template("screens/_aside_done.html", table=table, key=key, said=said)
@@ -78,6 +80,7 @@ def _item(
             roles={app.name: roles},
             open_moves=open_moves,
             error=error,
+            error_to=error_to,
             said=said,
             said_kind=answer.kind if answer else "",
             oob=oob,
@@ -126,11 +129,17 @@ def fix_row(name: str, app_name: str, table: str, key: str, action: str) -> tupl
     except writing.NothingToChange as same:
         answer = writing.Answer(same.words, "refused")
     except AdminiumError as refused:
-        # The item says why (its refusal, or the fix's own): the answer only that it was not.
+        # The item says why, and so does the toast: plain words, what to do, the code apart.
         error = refused
-        what = "Tried again now: refused again" if action == "retry" else "Not done"
-        answer = writing.Answer(f"{what}: {named} ({refused.code}).", "refused")
-    html = _item(name, app_name, table, key, error, answer)
+        what = "Tried again now, refused again" if action == "retry" else "Not done"
+        to = request.form.get("to") if action == "move" else None
+        if to is None and before:
+            to = before[0].rule.timed.to
+        row = before[0].row if before else None
+        staff = error_refusal(refused, store, table, to, row)
+        answer = writing.refused_answer(what, named, staff)
+    error_to = request.form.get("to") if action == "move" else None
+    html = _item(name, app_name, table, key, error, answer, error_to=error_to)
     return html, status_of(error) if error is not None else 200
 
 
@@ -213,6 +222,8 @@ def fix_rows(name: str) -> str:
 
 def _bulk_one(name: str, app_name: str, table: str, key: str, action: str, to: str) -> BulkLine:
     """One picked row through its fix: moved, or refused and why."""
+    store: Store | None = None
+    found: list[Any] = []
     try:
         app, roles = screen_app(name, app_name)
         store = app_store(app)
@@ -228,7 +239,17 @@ def _bulk_one(name: str, app_name: str, table: str, key: str, action: str, to: s
             return BulkLine(app_name, table, key, True, f"moved to {title}", to_title=title)
         retry_set_aside(store, table, key, now=clock(), publisher=publisher())
     except AdminiumError as refused:
-        return BulkLine(app_name, table, key, False, refused.message, refused.code)
+        aside = found[0] if found else None
+        if store is None:
+            return BulkLine(app_name, table, key, False, refused.message, refused.code)
+        why = error_refusal(
+            refused,
+            store,
+            table,
+            to if action == "move" else (aside.rule.timed.to if aside else None),
+            aside.row if aside else None,
+        )
+        return BulkLine(app_name, table, key, False, why.sentence, refused.code)
     if set_aside_rows([store], table=table, key=key):
         return BulkLine(app_name, table, key, False, "another writer held it: tried next minute")
     return BulkLine(app_name, table, key, True, "moved by its timed move")
