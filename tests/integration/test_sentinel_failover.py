@@ -79,7 +79,15 @@ def signed_in_cookie(port: int, email: str) -> str:
 def refusals_counted(client: redis.Redis, email: str) -> int:
     """The sign-in throttle's count of an account's refused sign-ins, in Redis."""
     keys = list(client.scan_iter(match=f"*account:{email}*"))
-    return sum(int(client.get(key) or 0) for key in keys)
+    return sum(count_of(client, key) for key in keys)
+
+
+def count_of(client: redis.Redis, key: bytes) -> int:
+    """One `limits` count: a moving window keeps a list of its hits, a fixed one a number."""
+    kind = client.type(key)
+    if kind == b"list":
+        return int(client.llen(key))
+    return int(client.get(key) or 0)
 
 
 def open_socket(port: int, path: str, cookie: str) -> Client | None:
