@@ -23,7 +23,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.manifest.model import App
-from core.store.install import timed_indexes
+from core.store.install import concurrently, index_name, timed_indexes
 from services.errors import first_line
 
 log = logging.getLogger(__name__)
@@ -34,16 +34,6 @@ _FOUND = sa.text(
     " JOIN pg_namespace n ON n.oid = c.relnamespace"
     " WHERE n.nspname = :schema AND c.relname = ANY(:names)"
 )
-
-
-def index_name(statement: str) -> str:
-    """The name a `CREATE INDEX IF NOT EXISTS "name" ON …` statement gives its index."""
-    return statement.split('"')[1]
-
-
-def concurrently(statement: str) -> str:
-    """The statement as a build that keeps the table open to writers."""
-    return statement.replace("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1)
 
 
 def make_indexes(engine: Engine, app: App, *, connection: str = "") -> list[str]:
