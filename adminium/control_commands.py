@@ -22,9 +22,8 @@ from sqlalchemy.orm import Session
 
 from adminium.embedded import Embedded, instance_folder, start_postgres
 from adminium.refusals import Refused
-from services import apps, connections, users
+from services import connections, users
 from services.apps import app_store, find_table
-from services.errors import DatabaseRefused
 from services.events import Publisher
 from services.storage import open_session, upgrade_control_plane
 from services.writes import import_rows
@@ -144,78 +143,6 @@ def _set_paused(name: str, paused: bool) -> None:
     with control_plane() as session, redis_publisher() as publisher:
         connections.set_paused(session, name, paused, publisher)
     click.echo(f"connection {name} {'paused' if paused else 'resumed'}")
-
-
-# --- apps -----------------------------------------------------------------------
-
-
-@click.group("app")
-def app_group() -> None:
-    """Apps: checked manifests on a connection."""
-
-
-@app_group.command("add")
-@click.argument("connection")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--create-tables",
-    is_flag=True,
-    help="Make the app's tables, its timed moves' indexes and Adminium's schema.",
-)
-@click.option("--replace", is_flag=True, help="Replace the connection's app of the same name.")
-@click.option(
-    "--preview", is_flag=True, help="Print what the clock would do differently; save nothing."
-)
-@click.option("--at", "at", type=INSTANT, default=None, help="The preview's instant (ISO, offset).")
-@click.option("--yes", is_flag=True, help="Replace even when many rows become due at once.")
-def app_add(
-    connection: str,
-    file: Path,
-    create_tables: bool,
-    replace: bool,
-    preview: bool,
-    at: datetime | None,
-    yes: bool,
-) -> None:
-    """Check a manifest and save it as an app of CONNECTION."""
-    manifest = read_json(file)
-    if not isinstance(manifest, dict):
-        raise Refused(f"{file} holds no manifest: a JSON object is expected", "INVALID_VALUE")
-    if preview or (replace and not yes):
-        # A replace is previewed first: more than a handful due at once needs --yes.
-        from adminium.preview_commands import print_preview
-        from services.preview import AT_ONCE_LIMIT, connection_zone, preview_manifest
-
-        with control_plane() as session:
-            current = apps.lookup_app(session, connection, str(manifest.get("name", "")))
-            if preview or current is not None:
-                try:
-                    now = at or datetime.now(UTC)
-                    found = preview_manifest(session, connection, manifest, now=now)
-                except DatabaseRefused as refused:
-                    if preview:
-                        raise
-                    # A manifest whose new columns are not made yet cannot be read ahead.
-                    click.echo(f"no preview ({refused.message}): replacing without one")
-                    found = None
-                if found is not None and preview:
-                    print_preview(found, connection_zone(session, connection))
-                    return
-                if found is not None and len(found.due_at_once) > AT_ONCE_LIMIT:
-                    print_preview(found, connection_zone(session, connection))
-                    raise Refused(
-                        f"not replaced: {len(found.due_at_once)} rows would be due at once "
-                        f"(more than {AT_ONCE_LIMIT}); run again with --yes to replace",
-                        "CONTROL_PLANE_REFUSED",
-                    )
-                session.rollback()
-    with control_plane() as session:
-        app = apps.add_app(
-            session, connection, manifest, replace=replace, create_tables=create_tables
-        )
-        tables = ", ".join(app.model.tables)
-        made = " (tables made)" if create_tables else ""
-        click.echo(f"app {app.name} saved on connection {connection}: {tables}{made}")
 
 
 # --- users ----------------------------------------------------------------------

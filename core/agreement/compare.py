@@ -97,6 +97,19 @@ class Comparison:
                 )
         return Verdict(judged.run, judged.left, (*judged.refusals, *theirs))
 
+    def install_verdict(self, *, create_tables: bool, migrate: bool, yes: bool) -> Verdict:
+        """What `app add` runs on the tables and what it refuses: with `migrate`, the plan
+        (`verdict`); else, with `create_tables`, the tables the database lacks and the
+        indexes the clock wants on Adminium's tables; and the disagreements left that the
+        tables cannot serve the manifest with, each refused by its sentence."""
+        if migrate:
+            return self.verdict(yes=yes)
+        made = {Kind.table_missing, Kind.index_missing} if create_tables else set()
+        run = [s for d in self.disagreements if d.kind in made for s in d.steps if s.ours]
+        left = [s for s in self.steps if s not in run]
+        refusals = [d.sentence for d in self.blocking if d.kind not in made]
+        return Verdict(tuple(ordered(run)), tuple(left), tuple(refusals))
+
     def sentences(self) -> list[str]:
         """Each disagreement's sentence, the blocking first."""
         return [d.sentence for d in sorted(self.disagreements, key=lambda d: not d.blocks)]
