@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from adminium.embedded import Embedded, instance_folder, start_postgres
 from adminium.refusals import Refused
 from services import connections, users
+from services.agreement import disagreeing
 from services.apps import app_store, find_table
 from services.events import Publisher
 from services.storage import open_session, upgrade_control_plane
@@ -109,6 +110,37 @@ def connection_add(name: str, url: str, zone: str | None, force: bool) -> None:
             f"connection {connection.name} added: {connection.safe_url}, "
             f"zone {connection.zone_name}"
         )
+        access = connections.check_access(session, connection.name)
+    if access.unread:
+        click.echo(f"  not checked what its database user may do ({access.unread})")
+    for missing in access.missing:
+        click.echo(f"  {missing.words}")
+
+
+@connection_group.command("check")
+@click.argument("name")
+def connection_check(name: str) -> None:
+    """Try what Adminium needs of the connection's database user; say what is missing and
+    the GRANT that fixes it. Exits 0 when nothing is missing, 1 when something is."""
+    with control_plane() as session:
+        access = connections.check_access(session, name)
+        apps = [app.name for app in connections.get_connection(session, name).apps]
+    if access.unread:
+        raise click.ClickException(f"connection {name}: not checked: {access.unread}")
+    if not access.missing:
+        what = f"its apps' tables ({', '.join(apps)})" if apps else "no app yet"
+        click.echo(
+            f"connection {name}: user {access.user} may do all Adminium needs in database "
+            f"{access.database}: its schema adminium, {what}"
+        )
+        return
+    click.echo(
+        f"connection {name}: user {access.user} lacks {len(access.missing)} of what Adminium"
+        f" needs in database {access.database}:"
+    )
+    for missing in access.missing:
+        click.echo(f"  {missing.words}")
+    raise click.exceptions.Exit(1)
 
 
 @connection_group.command("list")
@@ -122,6 +154,9 @@ def connection_list() -> None:
             apps = ", ".join(a.name for a in c.apps) or "no apps"
             state = "paused" if c.paused else "running"
             click.echo(f"{c.name}\t{state}\t{c.zone_name}\t{c.safe_url}\t{apps}")
+            disagree = disagreeing(c.apps)
+            if disagree is not None:
+                click.echo(f"  {disagree.words()}")
 
 
 @connection_group.command("pause")

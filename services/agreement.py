@@ -29,7 +29,7 @@ from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
 from core.store.install import install_adminium
 from core.store.install_lock import INSTALL_LOCK
-from core.store.schema import ADMINIUM_SCHEMA
+from core.store.schema import ADMINIUM_SCHEMA, adminium_metadata
 from services.connections import get_connection
 from services.errors import DatabaseRefused, InvalidValue, NotFound, TablesDisagree, first_line
 from services.manifests import refuse_failed_check
@@ -190,20 +190,32 @@ def install_tables(
 
 
 def make_adminium_schema(conn: DbConnection, engine: Engine) -> None:
-    """Adminium's schema and tables made where missing (`install_adminium`), or refused
-    with the GRANT that lets the connection's user make them."""
+    """Adminium's schema and tables made where missing (`install_adminium`), or refused with
+    the GRANT that lets the connection's user make them. A user that may write Adminium's
+    tables but not alter them (its DBA made them) goes on when every one is there."""
     try:
         with conn.begin_nested():
             install_adminium(conn)
     except sa.exc.ProgrammingError as error:
+        missing = [
+            table.name
+            for table in adminium_metadata.sorted_tables
+            if not conn.execute(_THERE, {"name": f"{ADMINIUM_SCHEMA}.{table.name}"}).scalar()
+        ]
+        if not missing:
+            log.warning("Adminium's tables not upgraded: %s", first_line(error))
+            return
         url = engine.url
         raise DatabaseRefused(
             f"Adminium keeps its bookkeeping in a schema {ADMINIUM_SCHEMA} of the connection's"
             f" database and could not make it: {first_line(error)}; grant it with "
             f'GRANT CREATE ON DATABASE "{url.database}" TO "{url.username}"; (or make it for '
             f'that user: CREATE SCHEMA {ADMINIUM_SCHEMA} AUTHORIZATION "{url.username}";)',
-            {"schema": ADMINIUM_SCHEMA},
+            {"schema": ADMINIUM_SCHEMA, "missing": missing},
         ) from None
+
+
+_THERE = sa.text("SELECT to_regclass(:name) IS NOT NULL")
 
 
 _RENAME = re.compile(r"^(?P<table>\w+)\.(?P<column>\w+)(\.(?P<value>\w+))?=(?P<new>\w+)$")

@@ -18,7 +18,8 @@ class ColumnFacts:
 
     name: str
     base: str
-    """Its base type as `format_type` names it (`character varying`; a domain's base type)."""
+    """Its base type as `format_type` names it (`character varying`; a domain's base type),
+    or `ENUM` for any enum type (`core.agreement.fit.ENUM`)."""
     shown: str
     """Its type as a person reads it (`character varying(9)`, a domain's or enum's name)."""
     length: int | None
@@ -83,7 +84,8 @@ _TABLES = sa.text(
 _COLUMNS = sa.text(
     """
     SELECT c.relname, a.attname,
-           format_type(COALESCE(NULLIF(t.typbasetype, 0), a.atttypid), NULL),
+           CASE WHEN e.typtype = 'e' THEN 'ENUM'
+                ELSE format_type(COALESCE(NULLIF(t.typbasetype, 0), a.atttypid), NULL) END,
            format_type(a.atttypid, a.atttypmod),
            CASE WHEN COALESCE(NULLIF(t.typbasetype, 0), a.atttypid)
                      IN ('varchar'::regtype, 'bpchar'::regtype)
@@ -177,51 +179,55 @@ def check_expression(definition: str) -> str:
     return text.removeprefix("CHECK ").strip()
 
 
-_FINGERPRINT_PARTS = """
-    SELECT format('t %s.%s %s %s', n.nspname, c.relname, c.relrowsecurity,
-                  c.relforcerowsecurity) AS part
-    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE (n.nspname || '.' || c.relname) = ANY(:qualified)
-    UNION ALL
-    SELECT format('c %s.%s %s %s %s %s %s %s', n.nspname, c.relname, a.attname, a.atttypid,
-                  a.atttypmod, a.attnotnull, a.atthasdef, a.attidentity)
-    FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-    JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE (n.nspname || '.' || c.relname) = ANY(:qualified) AND a.attnum > 0
-      AND NOT a.attisdropped
-    UNION ALL
-    SELECT format('k %s.%s %s %s', n.nspname, c.relname, k.conname, pg_get_constraintdef(k.oid))
-    FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
-    JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE (n.nspname || '.' || c.relname) = ANY(:qualified)
-    UNION ALL
-    SELECT format('i %s.%s %s %s %s', n.nspname, c.relname, x.relname, i.indisvalid,
-                  i.indisunique)
-    FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
-    JOIN pg_class x ON x.oid = i.indexrelid
-    JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE (n.nspname || '.' || c.relname) = ANY(:qualified)
-    UNION ALL
-    SELECT format('e %s %s %s', e.enumtypid, e.enumsortorder, e.enumlabel)
-    FROM pg_enum e WHERE e.enumtypid IN (
-        SELECT a.atttypid FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-        JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE (n.nspname || '.' || c.relname) = ANY(:qualified))
-"""
-FINGERPRINT = sa.text(
-    f"SELECT md5(coalesce(string_agg(part, '|' ORDER BY part), '')) FROM ({_FINGERPRINT_PARTS}) p"
+def _fingerprint_of(names: str) -> str:
+    """The SQL of one catalogue read whose answer changes whenever a table of `names` (an
+    SQL expression of a text array, each `"schema"."table"`) is made, dropped or made
+    anew, or any of its columns, types, CHECKs, keys, indexes, enum labels or row-level
+    security changes. Each table is found by its oid, so the read costs a few index
+    lookups in the catalogue, however many tables the database holds."""
+    return f"""
+    (WITH t AS (SELECT to_regclass(x) AS oid FROM unnest({names}) AS x)
+    SELECT md5(coalesce(string_agg(part, '|' ORDER BY part), '')) FROM (
+        SELECT format('t %s %s %s %s', c.oid::int, c.oid::regclass, c.relrowsecurity,
+                      c.relforcerowsecurity) AS part
+        FROM pg_class c WHERE c.oid IN (SELECT oid FROM t)
+        UNION ALL
+        SELECT format('c %s %s %s %s %s %s %s', a.attrelid::int, a.attname, a.atttypid,
+                      a.atttypmod, a.attnotnull, a.atthasdef, a.attidentity)
+        FROM pg_attribute a
+        WHERE a.attrelid IN (SELECT oid FROM t) AND a.attnum > 0 AND NOT a.attisdropped
+        UNION ALL
+        SELECT format('k %s %s %s', k.conrelid::int, k.conname, pg_get_constraintdef(k.oid))
+        FROM pg_constraint k WHERE k.conrelid IN (SELECT oid FROM t)
+        UNION ALL
+        SELECT format('i %s %s %s %s', i.indrelid::int, i.indexrelid::regclass, i.indisvalid,
+                      i.indisunique)
+        FROM pg_index i WHERE i.indrelid IN (SELECT oid FROM t)
+        UNION ALL
+        SELECT format('e %s %s %s', e.enumtypid, e.enumsortorder, e.enumlabel)
+        FROM pg_enum e WHERE e.enumtypid IN (
+            SELECT a.atttypid FROM pg_attribute a WHERE a.attrelid IN (SELECT oid FROM t))
+    ) AS parts)
+    """
+
+
+FINGERPRINT = sa.text(f"SELECT {_fingerprint_of('CAST(:qualified AS text[])')}")
+"""The catalogue's fingerprint of the tables named (`:qualified`): what the sweep compares
+before it compares the whole."""
+
+FINGERPRINTS = sa.text(
+    "SELECT coalesce(json_object_agg(a.key, "
+    f"{_fingerprint_of('ARRAY(SELECT json_array_elements_text(a.value))')}), '{{}}')"
+    " FROM json_each(CAST(:apps AS json)) AS a"
 )
-"""One catalogue read whose answer changes whenever a table named (`:qualified`, each
-`schema.table`) is made or dropped, or any of its columns, types, CHECKs, keys, indexes,
-enum labels or row-level security changes: what the sweep compares before it compares
-the whole."""
+"""Each app's fingerprint at once, `:apps` a JSON object of app -> its tables (`qualified`)."""
 
 
 def qualified(schema: str, tables: Iterable[str]) -> list[str]:
-    """`schema.table` for each table: what `FINGERPRINT` takes."""
-    return sorted(f"{schema}.{table}" for table in tables)
+    """`"schema"."table"` for each table: what `FINGERPRINT` takes."""
+    return sorted(f'"{schema}"."{table}"' for table in tables)
 
 
 def read_fingerprint(conn: Connection, names: list[str]) -> str:
-    """The catalogue's fingerprint of these tables (`schema.table` each)."""
+    """The catalogue's fingerprint of these tables (`qualified`)."""
     return str(conn.execute(FINGERPRINT, {"qualified": names}).scalar_one())

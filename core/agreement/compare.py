@@ -357,7 +357,7 @@ def _nullability(
     if spec.nullable or facts.not_null or name == context.app.tables[table].key:
         return []
     held = counted_rows(context.conn, schema, table, context.key(table), sa.column(name).is_(None))
-    breaks = f"{held.rows()} no value there ({held.keys_words()})" if held else None
+    breaks = f"{held.hold('no value there')} ({held.keys_words()})" if held else None
     step = nullable(schema, table, name, False, ours, breaks)
     return [
         Disagreement(

@@ -57,7 +57,8 @@ NOTHING = Made(frozenset())
 
 
 def read_made(conn: Connection, schemas: Iterable[str]) -> Made:
-    """What Adminium made in these schemas; nothing when its record is not there yet."""
+    """What Adminium made in these schemas; nothing when its record is not there yet, or
+    the connection's user may not read it (then nothing is taken for Adminium's)."""
     wanted = sorted(set(schemas))
     there = conn.execute(sa.text("SELECT to_regclass('adminium.made') IS NOT NULL")).scalar()
     if not there or not wanted:
@@ -65,12 +66,12 @@ def read_made(conn: Connection, schemas: Iterable[str]) -> Made:
     query = sa.select(made.c.schema_name, made.c.table_name, made.c.kind, made.c.name).where(
         made.c.schema_name.in_(wanted)
     )
-    return Made(
-        frozenset(
-            MadeItem(schema, table, MadeKind(kind), name)
-            for schema, table, kind, name in conn.execute(query)
-        )
-    )
+    try:
+        with conn.begin_nested():
+            rows = conn.execute(query).all()
+    except sa.exc.ProgrammingError:
+        return NOTHING
+    return Made(frozenset(MadeItem(s, t, MadeKind(kind), n) for s, t, kind, n in rows))
 
 
 def record_made(conn: Connection, app: str, items: Iterable[MadeItem]) -> None:
