@@ -141,7 +141,8 @@ def preview_replace(
     model = load_app(manifest)
     engine = connection_engine(connection)
     comparison = read_comparison(engine, model, connection_name, asked.renames)
-    migration = planned(comparison, asked).run
+    # An index changes nothing a preview reads: it is not built inside one.
+    migration = tuple(step for step in planned(comparison, asked).run if step.in_preview)
     try:
         found = preview_manifest(session, connection_name, manifest, now=now, migration=migration)
     except DatabaseRefused as refused:

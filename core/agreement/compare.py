@@ -282,7 +282,7 @@ def _unknown(context: Context, table: str, facts: ColumnFacts) -> list[Disagreem
     if ours:
         steps = [drop_column(schema, table, facts.name, True)]
         held = counted_rows(context.conn, schema, table, None, sa.column(facts.name).is_not(None))
-        lost = f" ({held.rows()} a value there, lost with it)" if held else ""
+        lost = f" ({held.hold('a value there')}, lost with it)" if held else ""
     else:
         steps = [nullable(schema, table, facts.name, True, False)]
         lost = ""
