@@ -112,6 +112,8 @@ def app_add(
             made = f" (tables migrated: {len(added.ran)} steps)" if migrate else " (tables made)"
         click.echo(f"app {added.app.name} saved on connection {connection}: {tables}{made}")
         print_disagreements(added.after, saying="still")
+        for missing in added.lacking:
+            click.echo(f"  {missing.words}")
 
 
 def print_replace_preview(found: ReplacePreview, zone: Any) -> None:

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from core.agreement.catalogue import qualified, read_fingerprint
 from core.agreement.compare import NO_RENAMES, Comparison, Renames, compare_tables
 from core.agreement.plan import Step, Verdict, apply_steps, plan_sql
+from core.agreement.privileges import Missing, missing_privileges
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
 from core.store.install import install_adminium
@@ -152,10 +153,13 @@ def tables_disagree(comparison: Comparison, verdict: Verdict, asked: Asked) -> T
 
 @dataclass(frozen=True)
 class Installed:
-    """What `install_tables` did: the steps it ran, and the comparison after them."""
+    """What `install_tables` did: the steps it ran, the comparison after them, and what
+    the connection's user may not do that the app would have it do (none of it blocking:
+    a write refused for it is refused as it comes)."""
 
     ran: tuple[Step, ...]
     after: Comparison
+    lacking: tuple[Missing, ...] = ()
 
 
 def install_tables(
@@ -169,10 +173,11 @@ def install_tables(
         with engine.begin() as conn:
             conn.execute(INSTALL_LOCK)
             make_adminium_schema(conn, engine)
+            lacking = refuse_unreadable(conn, model)
             comparison = compare_tables(conn, model, renames=asked.renames)
             verdict = planned(comparison, asked)
             if not verdict.run:
-                return Installed((), comparison)
+                return Installed((), comparison, lacking)
             apply_steps(conn, model.name, verdict.run)
             log.info(
                 "app %s on connection %s: %s steps made on its tables",
@@ -180,13 +185,27 @@ def install_tables(
                 connection_name,
                 len(verdict.run),
             )
-            return Installed(verdict.run, compare_tables(conn, model))
+            return Installed(verdict.run, compare_tables(conn, model), lacking)
     except SQLAlchemyError as error:
         raise DatabaseRefused(
             f"could not make app {model.name}'s tables agree in connection "
             f"{connection_name!r}'s database: {first_line(error)}",
             {"connection": connection_name, "app": model.name},
         ) from None
+
+
+def refuse_unreadable(conn: DbConnection, model: AppManifest) -> tuple[Missing, ...]:
+    """What the connection's user may not do of the app's tables (`core.agreement.privileges`);
+    refused (DatabaseRefused, with each GRANT) when it may not use their schema or read
+    them at all."""
+    who, lacking = missing_privileges(conn, [model])
+    blocking = [m.words for m in lacking if m.blocks]
+    if blocking:
+        raise DatabaseRefused(
+            f"user {who.user} may not read app {model.name}'s tables: " + "; ".join(blocking),
+            {"lacking": blocking},
+        )
+    return tuple(lacking)
 
 
 def make_adminium_schema(conn: DbConnection, engine: Engine) -> None:
@@ -205,12 +224,13 @@ def make_adminium_schema(conn: DbConnection, engine: Engine) -> None:
         if not missing:
             log.warning("Adminium's tables not upgraded: %s", first_line(error))
             return
-        url = engine.url
+        quote = engine.dialect.identifier_preparer.quote
+        database, user = conn.execute(sa.text("SELECT current_database(), current_user")).one()
         raise DatabaseRefused(
             f"Adminium keeps its bookkeeping in a schema {ADMINIUM_SCHEMA} of the connection's"
             f" database and could not make it: {first_line(error)}; grant it with "
-            f'GRANT CREATE ON DATABASE "{url.database}" TO "{url.username}"; (or make it for '
-            f'that user: CREATE SCHEMA {ADMINIUM_SCHEMA} AUTHORIZATION "{url.username}";)',
+            f"GRANT CREATE ON DATABASE {quote(database)} TO {quote(user)}; (or make it for "
+            f"that user: CREATE SCHEMA {ADMINIUM_SCHEMA} AUTHORIZATION {quote(user)};)",
             {"schema": ADMINIUM_SCHEMA, "missing": missing},
         ) from None
 

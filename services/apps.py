@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from core.agreement.compare import NO_RENAMES, Comparison, Renames
 from core.agreement.plan import Step
+from core.agreement.privileges import Missing
 from core.basics.values import text_fault
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
@@ -53,12 +54,13 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Added:
-    """An app saved (`add_app`): the app, the steps made on its tables, and the comparison
-    of its manifest with them after."""
+    """An app saved (`add_app`): the app, the steps made on its tables, the comparison of
+    its manifest with them after, and what the connection's user may not do of them."""
 
     app: App
     ran: tuple[Step, ...]
     after: Comparison
+    lacking: tuple[Missing, ...] = ()
 
 
 def add_app(session: Session, connection_name: str, manifest: dict[str, Any], **asked: Any) -> App:
@@ -101,7 +103,7 @@ def install_manifest(
     session.commit()
     if not after.agree:
         log_comparison(connection_name, after)
-    return Added(app, installed.ran, after)
+    return Added(app, installed.ran, after, installed.lacking)
 
 
 def save_app(

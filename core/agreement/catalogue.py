@@ -181,12 +181,16 @@ def check_expression(definition: str) -> str:
 
 def _fingerprint_of(names: str) -> str:
     """The SQL of one catalogue read whose answer changes whenever a table of `names` (an
-    SQL expression of a text array, each `"schema"."table"`) is made, dropped or made
-    anew, or any of its columns, types, CHECKs, keys, indexes, enum labels or row-level
-    security changes. Each table is found by its oid, so the read costs a few index
-    lookups in the catalogue, however many tables the database holds."""
+    SQL expression of a text array, each `schema.table`) is made, dropped or made anew, or
+    any of its columns, types, CHECKs, keys, indexes, enum labels or row-level security
+    changes. Each table is found by its name in the catalogue's index, then read by its
+    oid: a few index lookups however many tables the database holds, and no privilege on
+    the tables or their schema is needed to read it."""
     return f"""
-    (WITH t AS (SELECT to_regclass(x) AS oid FROM unnest({names}) AS x)
+    (WITH t AS (
+        SELECT c.oid FROM unnest({names}) AS x
+        JOIN pg_namespace n ON n.nspname = split_part(x, '.', 1)
+        JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = split_part(x, '.', 2))
     SELECT md5(coalesce(string_agg(part, '|' ORDER BY part), '')) FROM (
         SELECT format('t %s %s %s %s', c.oid::int, c.oid::regclass, c.relrowsecurity,
                       c.relforcerowsecurity) AS part
@@ -224,8 +228,9 @@ FINGERPRINTS = sa.text(
 
 
 def qualified(schema: str, tables: Iterable[str]) -> list[str]:
-    """`"schema"."table"` for each table: what `FINGERPRINT` takes."""
-    return sorted(f'"{schema}"."{table}"' for table in tables)
+    """`schema.table` for each table (a manifest's names hold no dot): what `FINGERPRINT`
+    takes."""
+    return sorted(f"{schema}.{table}" for table in tables)
 
 
 def read_fingerprint(conn: Connection, names: list[str]) -> str:

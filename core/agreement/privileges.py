@@ -26,6 +26,10 @@ class Missing:
 
     sentence: str
     grant: str
+    blocks: bool = True
+    """Whether Adminium cannot work without it (it cannot use the schema, read the table
+    or write its own tables); a write of some columns or of new rows refused is the
+    venue's to decide, and each such write is refused as it comes."""
 
     @property
     def words(self) -> str:
@@ -143,6 +147,7 @@ def _app(conn: Connection, who: Who, app: App) -> list[Missing]:
                     Missing(
                         f"user {who.user} may not number new {name} rows (USAGE on {sequence})",
                         f"GRANT USAGE ON SEQUENCE {sequence} TO {quote(who.user)};",
+                        blocks=False,
                     )
                 )
     return found
@@ -164,11 +169,13 @@ def _columns_missing(
     ]
     if not lacking:
         return []
+    blocks = privilege == "SELECT"
     if len(lacking) == len(columns):
         return [
             Missing(
                 f"user {who.user} may not {privilege} {name}",
                 f"GRANT {privilege} ON {qualified} TO {quote(who.user)};",
+                blocks,
             )
         ]
     listed = ", ".join(f"{name}.{c}" for c in lacking)
@@ -177,5 +184,6 @@ def _columns_missing(
             f"user {who.user} may not {privilege} {listed}",
             f"GRANT {privilege} ({', '.join(quote(c) for c in lacking)}) ON {qualified}"
             f" TO {quote(who.user)};",
+            blocks,
         )
     ]

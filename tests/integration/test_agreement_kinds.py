@@ -344,7 +344,7 @@ def test_a_column_renamed_as_asked(compared: Compare) -> None:
     assert disagreement.kind is Kind.column_renamed
     assert only(found) == (
         "tabs.note: the manifest names note (renamed from memo, as asked), the database has "
-        'memo; fix: ALTER TABLE S.tabs RENAME memo TO note;'
+        "memo; fix: ALTER TABLE S.tabs RENAME memo TO note;"
     )
     assert disagreement.steps[0].destructive
 

@@ -189,7 +189,9 @@ def test_a_new_timed_rule_gets_its_index(session: Session) -> None:
 
 def test_a_column_of_adminiums_the_manifest_drops_goes_only_with_yes(session: Session) -> None:
     def without_items(manifest: dict[str, Any]) -> None:
-        orders(manifest)["columns"] = [c for c in orders(manifest)["columns"] if c["ref"] != "items"]
+        orders(manifest)["columns"] = [
+            c for c in orders(manifest)["columns"] if c["ref"] != "items"
+        ]
 
     with pytest.raises(TablesDisagree) as refused:
         add_app(session, "venue", changed(without_items), replace=True, migrate=True)
@@ -291,7 +293,7 @@ def test_a_new_column_no_row_can_fill_is_refused_on_a_table_with_rows(session: S
     with pytest.raises(TablesDisagree) as refused:
         add_app(session, "venue", changed(required), replace=True, migrate=True, yes=True)
     assert refused.value.details["refusals"] == [
-        'orders: not migrated while orders holds 3 rows and the manifest gives table_no no '
+        "orders: not migrated while orders holds 3 rows and the manifest gives table_no no "
         'default (give it a "default", or "nullable": true): ALTER TABLE kitchen.orders ADD '
         "COLUMN table_no INTEGER NOT NULL;"
     ]

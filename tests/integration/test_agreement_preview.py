@@ -143,7 +143,10 @@ def test_a_replace_whose_migration_makes_9_due_at_once_needs_yes(
     assert done.exit_code == 0, done.output
     assert "(tables migrated: 3 steps)" in done.output
     due = run(diner, "due", "diner", "--at", AT)
-    assert due.output.count("diner.bookings ") == 9 and "rule 2 at 2026-10-23T11:30:00+01:00" in due.output
+    assert (
+        due.output.count("diner.bookings ") == 9
+        and "rule 2 at 2026-10-23T11:30:00+01:00" in due.output
+    )
     swept = run(diner, "sweep", "diner", "--now", AT)
     assert swept.exit_code == 0, swept.output
     assert diner.rows("SELECT status, count(*) FROM diner.bookings GROUP BY 1") == [("left", 9)]
@@ -166,9 +169,7 @@ def test_without_migrate_the_replace_and_its_preview_are_refused_with_the_plan(
         )
         assert "rows due at once" not in refused.output
     with open_session(diner.control_url) as session, pytest.raises(TablesDisagree):
-        preview_replace(
-            session, "diner", staying(), now=datetime.fromisoformat(AT), asked=Asked()
-        )
+        preview_replace(session, "diner", staying(), now=datetime.fromisoformat(AT), asked=Asked())
 
 
 @pytest.fixture
