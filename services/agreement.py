@@ -351,6 +351,35 @@ def refresh_agreements(
     return compared
 
 
+def compare_again(
+    session: Session, connection_name: str, apps: Sequence[str], *, now: datetime
+) -> list[str]:
+    """Compare these apps of a connection with their tables again and keep the comparisons
+    (the sweep asks once an app's catalogue fingerprint moved, or its manifest was saved,
+    since its kept one); the apps compared. A database that does not answer, or a control
+    plane that does not, is logged: the sweep is not the worse for it."""
+    compared: list[str] = []
+    try:
+        connection = get_connection(session, connection_name)
+        engine = connection_engine(connection)
+        for app in connection.apps:
+            if app.name not in apps:
+                continue
+            try:
+                comparison = read_comparison(engine, app.model, connection_name)
+            except DatabaseRefused as refused:
+                log.warning("app %s: %s", app.name, refused.message)
+                continue
+            record_comparison(session, app, comparison, now)
+            compared.append(app.name)
+            log_comparison(connection_name, comparison)
+        session.commit()
+    except SQLAlchemyError as error:
+        session.rollback()
+        log.warning("connection %s: comparisons not kept: %s", connection_name, first_line(error))
+    return compared
+
+
 def log_comparison(connection: str, comparison: Comparison) -> None:
     """The log's line for a comparison: that they agree, or how many disagree and the first."""
     if comparison.agree:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
@@ -43,7 +43,7 @@ from services.errors import (
 )
 from services.indexes import make_indexes
 from services.manifests import refuse_failed_check
-from services.models import DEFAULT_ZONE, App, Connection
+from services.models import DEFAULT_ZONE, Agreement, App, Connection
 from services.recent import LeastRecent
 from services.storage import connection_engine, engine_for
 
@@ -212,10 +212,13 @@ and builds its tables once, not once a minute (docs/operations.md, "Running at s
 
 @dataclass(frozen=True)
 class SweptApps:
-    """What a sweep reads of the control plane: the pause, and the stores it sweeps."""
+    """What a sweep reads of the control plane: the pause, the stores it sweeps, and the
+    catalogue fingerprint each app's kept comparison with its tables was read at (None:
+    never compared, or compared with a manifest saved before)."""
 
     paused: bool
     stores: list[Store]
+    compared_at: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -233,16 +236,29 @@ WARM: LeastRecent[tuple[URL, int], _Warm] = LeastRecent(WARM_APPS)
 """This process's apps as its sweeps last read them, by (control plane's URL, app id)."""
 
 _CONNECTIONS, _APPS = Connection.__table__.c, App.__table__.c
+_AGREED = Agreement.__table__.c
 _SWEPT = (
-    select(_CONNECTIONS.paused, _CONNECTIONS.url, _CONNECTIONS.zone, _APPS.id, _APPS.updated_at)
+    select(
+        _CONNECTIONS.paused,
+        _CONNECTIONS.url,
+        _CONNECTIONS.zone,
+        _APPS.id,
+        _APPS.updated_at,
+        _APPS.name,
+        _AGREED.fingerprint,
+        _AGREED.manifest_at,
+    )
     .select_from(
-        Connection.__table__.outerjoin(App.__table__, _APPS.connection_id == _CONNECTIONS.id)
+        Connection.__table__.outerjoin(
+            App.__table__, _APPS.connection_id == _CONNECTIONS.id
+        ).outerjoin(Agreement.__table__, _AGREED.app_id == _APPS.id)
     )
     .where(_CONNECTIONS.name == bindparam("name"))
     .order_by(_APPS.id)
 )
-"""A connection's pause, URL and zone, and each of its apps' id and `updated_at` (one row
-with no app when it has none): built once, its compiled form cached by the engine."""
+"""A connection's pause, URL and zone, and each of its apps' id, `updated_at`, name and
+the fingerprint its kept comparison was read at (one row with no app when it has none):
+built once, its compiled form cached by the engine."""
 _SAVED = select(_APPS.id, _APPS.updated_at, _APPS.manifest).where(
     _APPS.id.in_(bindparam("ids", expanding=True))
 )
@@ -265,9 +281,11 @@ def swept_apps(session: Session, name: str) -> SweptApps:
     paused, url, zone = bool(rows[0][0]), str(rows[0][1]), rows[0][2] or DEFAULT_ZONE
     engine = engine_for(url)
     apps: dict[int, _Warm | None] = {}
-    for *_, app_id, updated_at in rows:
+    compared: dict[str, str | None] = {}
+    for *_, app_id, updated_at, app_name, fingerprint, manifest_at in rows:
         if app_id is None:
             continue  # a connection with no app
+        compared[app_name] = fingerprint if manifest_at == updated_at else None
         warm = WARM.get((plane, app_id))
         read_as = (updated_at, url, zone)
         same = warm is not None and (warm.updated_at, warm.url, warm.zone) == read_as
@@ -291,7 +309,7 @@ def swept_apps(session: Session, name: str) -> SweptApps:
             store = store.on_engine(engine)
             WARM.put((plane, app_id), _Warm(warm.updated_at, url, zone, store))
         stores.append(store)
-    return SweptApps(paused, stores)
+    return SweptApps(paused, stores, compared)
 
 
 def lookup_app(session: Session, connection: str, name: str) -> App | None:

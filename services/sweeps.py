@@ -23,6 +23,7 @@ from core.sweep.moves import try_timed_move
 from core.sweep.pending import set_aside_rows
 from core.sweep.report import SweepOutcome, SweepReport
 from core.sweep.sweep import DEADLINE, sweep_connection
+from services.agreement import compare_again
 from services.apps import swept_apps
 from services.deliveries import deliveries_queued
 from services.events import Publisher
@@ -63,6 +64,10 @@ def sweep(
     )
     if report.outcome is SweepOutcome.fenced:
         _count_fenced(publisher, report)
+    moved = [app for app, seen in report.fingerprints.items() if found.compared_at.get(app) != seen]
+    if moved:
+        # Its tables changed (or its manifest was saved) since its comparison: compare again.
+        compare_again(session, connection, moved, now=now)
     if report.reminders:
         wake_drain(publisher, connection)  # sent by this minute's drain, not the next tick's
     publisher.rows(set_aside_events(report, stores), {"set_aside": True}, "set-aside events")

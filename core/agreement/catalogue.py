@@ -219,12 +219,16 @@ FINGERPRINT = sa.text(f"SELECT {_fingerprint_of('CAST(:qualified AS text[])')}")
 """The catalogue's fingerprint of the tables named (`:qualified`): what the sweep compares
 before it compares the whole."""
 
-FINGERPRINTS = sa.text(
-    "SELECT coalesce(json_object_agg(a.key, "
-    f"{_fingerprint_of('ARRAY(SELECT json_array_elements_text(a.value))')}), '{{}}')"
-    " FROM json_each(CAST(:apps AS json)) AS a"
-)
-"""Each app's fingerprint at once, `:apps` a JSON object of app -> its tables (`qualified`)."""
+
+def fingerprints_read(param: str) -> sa.TextClause:
+    """Each app's fingerprint at once, as a JSON object app -> fingerprint, from the
+    parameter `param`: a JSON object of app -> its tables (`qualified`). A scalar
+    subquery of it rides in another statement (the sweep's opening one)."""
+    names = "ARRAY(SELECT json_array_elements_text(a.value))"
+    return sa.text(
+        f"SELECT coalesce(json_object_agg(a.key, {_fingerprint_of(names)}), '{{}}')"
+        f" FROM json_each(CAST(:{param} AS json)) AS a"
+    )
 
 
 def qualified(schema: str, tables: Iterable[str]) -> list[str]:

@@ -3,7 +3,8 @@
 The names are PostgreSQL's own, as `format_type(type, NULL)` gives them for a column's base
 type (a domain's base type, not the domain); `ENUM` stands for any enum type
 (`CREATE TYPE … AS ENUM`), whose labels are judged apart. A length (`maxLength`, the values
-of an enum) is judged apart too (`core.agreement.compare`).
+of an enum) is judged apart too (`core.agreement.compare`), and so is a numeric's scale
+(`core.store.readable`, which `app add` asks first).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ FITS: dict[str, Fit] = {
     "boolean": Fit(frozenset({"boolean"}), "boolean"),
     "date": Fit(frozenset({"date"}), "date"),
     "timestamptz": Fit(frozenset({"timestamp with time zone"}), "timestamptz"),
+    "timestamp": Fit(frozenset({"timestamp without time zone"}), "timestamp (wall time)"),
+    "uuid": Fit(frozenset({"uuid"}), "uuid"),
     "enum": Fit(TEXTS | {ENUM}, "enum"),
 }
 """Each manifest type and what serves it (a new manifest type is one line here)."""

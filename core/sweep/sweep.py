@@ -19,6 +19,7 @@ from weakref import WeakKeyDictionary
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from core.agreement.catalogue import qualified
 from core.ledgers.holds import holding_tables
 from core.outbox.reminders import queue_reminders
 from core.store.set_aside import (
@@ -84,7 +85,9 @@ def sweep_connection(
             try:
                 # The fence taken and the minute's record opened: one statement.
                 apps = [s.app.name for s in stores]
-                opened = None if dry_run else open_fenced(conn, fence, now, apps)
+                catalogue = {s.app.name: qualified(s.app.schema_name, s.app.tables) for s in stores}
+                opened = None if dry_run else open_fenced(conn, fence, now, apps, catalogue)
+                run.fingerprints = dict(opened.fingerprints) if opened else {}
                 if not dry_run and opened is None:
                     held_by = fence.turned_away_by
                     sentence = held_by.sentence() if held_by else "fence held by another sweep"
