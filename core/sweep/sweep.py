@@ -65,12 +65,14 @@ def sweep_connection(
     on_moved: Callable[[WriteResult], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
     lease: float = LEASE,
+    fingerprints: bool = True,
 ) -> SweepReport:
     """Sweep one connection at `now`: move its due rows, set aside the refused, record it.
 
     The fence is a lease of `lease` seconds, renewed while moving and never past the
     `deadline` (`core.sweep.fence`); a sweep turned away by it is recorded as `fenced` with
-    who holds it and since when."""
+    who holds it and since when. With `fingerprints`, each app's tables' catalogue
+    fingerprint is read in the opening statement (`SweepReport.fingerprints`)."""
     run = SweepRun(connection, now, dry_run, clock, clock())
     stores = [s for s in stores if has_minute_work(s.app)]
     if not stores:
@@ -85,7 +87,11 @@ def sweep_connection(
             try:
                 # The fence taken and the minute's record opened: one statement.
                 apps = [s.app.name for s in stores]
-                catalogue = {s.app.name: qualified(s.app.schema_name, s.app.tables) for s in stores}
+                catalogue = {
+                    s.app.name: qualified(s.app.schema_name, s.app.tables)
+                    for s in stores
+                    if fingerprints
+                }
                 opened = None if dry_run else open_fenced(conn, fence, now, apps, catalogue)
                 run.fingerprints = dict(opened.fingerprints) if opened else {}
                 if not dry_run and opened is None:
