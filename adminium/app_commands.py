@@ -10,10 +10,11 @@ import click
 
 from adminium.control_commands import control_plane, read_json
 from adminium.preview_commands import preview_at, print_preview
-from core.agreement.compare import Comparison
+from core.agreement.compare import Comparison, Renames
 from services import apps
 from services.agreement import Asked, compare_app, parse_renames, record_comparison, saved_app
 from services.connections import get_connection
+from services.errors import InvalidValue
 from services.preview import AT_ONCE_LIMIT, ReplacePreview, connection_zone, preview_replace
 
 RENAME_HELP = (
@@ -25,6 +26,14 @@ RENAME_HELP = (
 @click.group("app")
 def app_group() -> None:
     """Apps: checked manifests on a connection."""
+
+
+def renames_option(ctx: click.Context, param: click.Parameter, texts: tuple[str, ...]) -> Renames:
+    """`--rename` read as the renames it asks for (a usage error names the option)."""
+    try:
+        return parse_renames(texts)
+    except InvalidValue as error:
+        raise click.BadParameter(error.message, ctx=ctx, param=param) from None
 
 
 def read_manifest(file: Path) -> dict[str, Any]:
@@ -49,7 +58,7 @@ def read_manifest(file: Path) -> dict[str, Any]:
     is_flag=True,
     help="Make the tables Adminium made agree with the manifest (the plan of `app diff`).",
 )
-@click.option("--rename", "renames", multiple=True, help=RENAME_HELP)
+@click.option("--rename", "renames", multiple=True, callback=renames_option, help=RENAME_HELP)
 @click.option(
     "--preview", is_flag=True, help="Print what the clock would do differently; save nothing."
 )
@@ -65,7 +74,7 @@ def app_add(
     create_tables: bool,
     replace: bool,
     migrate: bool,
-    renames: tuple[str, ...],
+    renames: Renames,
     preview: bool,
     at_text: str | None,
     yes: bool,
@@ -73,7 +82,7 @@ def app_add(
     """Check a manifest, compare it with the tables, and save it as an app of CONNECTION."""
     manifest = read_manifest(file)
     with control_plane() as session:
-        asked = Asked(create_tables, migrate, yes, parse_renames(renames))
+        asked = Asked(create_tables, migrate, yes, renames)
         current = apps.lookup_app(session, connection, str(manifest.get("name", "")))
         # A replace is previewed first: more than a handful due at once needs --yes.
         if preview or (replace and current is not None and not yes):
@@ -144,10 +153,10 @@ def print_disagreements(comparison: Comparison, *, saying: str) -> None:
 @click.argument("connection")
 @click.argument("app", required=False)
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--rename", "renames", multiple=True, help=RENAME_HELP)
+@click.option("--rename", "renames", multiple=True, callback=renames_option, help=RENAME_HELP)
 @click.option("--sql", "sql_only", is_flag=True, help="Print the plan's SQL only (for psql).")
 def app_diff(
-    connection: str, app: str | None, file: Path | None, renames: tuple[str, ...], sql_only: bool
+    connection: str, app: str | None, file: Path | None, renames: Renames, sql_only: bool
 ) -> None:
     """What disagrees between an app's manifest (saved, or FILE's) and CONNECTION's tables,
     and the plan that makes them agree. Exits 0 when they agree, 1 when not."""
@@ -159,7 +168,7 @@ def app_diff(
             raise click.ClickException(
                 f"{file} is the manifest of {manifest.get('name')!r}, not {app!r}"
             )
-        found = compare_app(session, connection, app, manifest, renames=parse_renames(renames))
+        found = compare_app(session, connection, app, manifest, renames=renames)
         if manifest is None:
             # The saved manifest's comparison is the one the screens show.
             saved = saved_app(session, get_connection(session, connection), app)

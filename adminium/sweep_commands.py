@@ -24,6 +24,7 @@ from core.sweep.pending import Pending, pending_moves
 from core.sweep.report import SweepReport
 from core.sweep.sweep import LIMIT
 from core.time.clock import venue_zone
+from services.agreement import disagreeing
 from services.apps import swept_stores
 from services.connections import get_connection
 from services.events import NO_PUBLISHER
@@ -328,6 +329,12 @@ def indexes_command(connection: str, build: bool) -> None:
         for app in apps:
             model = app.model
             click.echo(f"-- app {app.name}")
+            disagree = disagreeing([app])
+            if disagree is not None:
+                click.echo(
+                    f"-- {disagree.words()}; adminium app diff {connection} {app.name} prints"
+                    " the plan"
+                )
             for statement in timed_indexes(model):
                 name = index_name(statement)
                 sql = concurrently(statement)

@@ -195,9 +195,9 @@ def install_tables(
 
 
 def refuse_unreadable(conn: DbConnection, model: AppManifest) -> tuple[Missing, ...]:
-    """What the connection's user may not do of the app's tables (`core.agreement.privileges`);
-    refused (DatabaseRefused, with each GRANT) when it may not use their schema or read
-    them at all."""
+    """What the connection's user may not do of the app's tables and Adminium's own
+    (`core.agreement.privileges`); refused (DatabaseRefused, with each GRANT) when it may
+    not use the app's schema or read its tables."""
     who, lacking = missing_privileges(conn, [model])
     blocking = [m.words for m in lacking if m.blocks]
     if blocking:

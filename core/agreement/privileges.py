@@ -101,7 +101,7 @@ def _adminium(conn: Connection, who: Who) -> list[Missing]:
     quote = conn.dialect.identifier_preparer.quote
     used = _schema_missing(conn, who, ADMINIUM_SCHEMA)
     if used is not None:
-        return [used]
+        return [Missing(used.sentence, used.grant, blocks=False)]
     lacking: dict[str, list[str]] = {}
     for table in adminium_metadata.sorted_tables:
         name = f"{ADMINIUM_SCHEMA}.{table.name}"
@@ -114,11 +114,14 @@ def _adminium(conn: Connection, who: Who) -> list[Missing]:
         return []
     kinds = [p for p in ADMINIUM_PRIVILEGES if p in lacking]
     tables = sorted({t for names in lacking.values() for t in names})
+    # Said, not blocking: a connection the venue keeps to writes alone (the sweep's
+    # records are then refused as they come, and its card says so).
     return [
         Missing(
             f"user {who.user} may not {'/'.join(kinds)} Adminium's tables {', '.join(tables)}",
             f"GRANT {', '.join(kinds)} ON ALL TABLES IN SCHEMA {ADMINIUM_SCHEMA}"
             f" TO {quote(who.user)};",
+            blocks=False,
         )
     ]
 

@@ -87,11 +87,7 @@ def sweep_connection(
             try:
                 # The fence taken and the minute's record opened: one statement.
                 apps = [s.app.name for s in stores]
-                catalogue = {
-                    s.app.name: qualified(s.app.schema_name, s.app.tables)
-                    for s in stores
-                    if fingerprints
-                }
+                catalogue = _catalogue(stores) if fingerprints else None
                 opened = None if dry_run else open_fenced(conn, fence, now, apps, catalogue)
                 run.fingerprints = dict(opened.fingerprints) if opened else {}
                 if not dry_run and opened is None:
@@ -118,6 +114,11 @@ def sweep_connection(
         _record(engine, report, None if opened is None else opened.record_id)
     _log_report(report)
     return report
+
+
+def _catalogue(stores: Sequence[Store]) -> dict[str, list[str]]:
+    """Each app's tables, whose catalogue fingerprint the opening statement reads."""
+    return {s.app.name: qualified(s.app.schema_name, s.app.tables) for s in stores}
 
 
 def _every_app_stopped(run: SweepRun, stores: Sequence[Store]) -> str | None:

@@ -202,3 +202,35 @@ def test_row_level_security_that_hides_rows_from_the_user_is_said(
             assert compare_tables(conn, load_app(TILLS)).agree
     finally:
         owner.dispose()
+
+
+def test_a_manifest_that_mistypes_or_misnames_the_pos_tables_is_refused(
+    venue: tuple[str, str], invoke: Callable[..., Result], tmp_path: Path
+) -> None:
+    url, _ = venue
+    wrong = json.loads(json.dumps(TILLS))
+    columns = wrong["tables"]["tabs"]["columns"]
+    columns[1]["type"] = "integer"  # the POS keeps status as varchar(12)
+    columns[1].pop("maxLength")
+    columns.append({"ref": "table_no", "type": "integer"})  # the POS has no such column
+    wrong["tables"]["tabs"]["states"] = None
+    del wrong["tables"]["tabs"]["states"]
+    manifest = tmp_path / "tills.json"
+    manifest.write_text(json.dumps(wrong))
+    assert invoke("connection", "add", "pos", "--url", url).exit_code == 0
+    refused = invoke("app", "add", "pos", str(manifest), "--migrate", "--yes")
+    assert refused.exit_code == 1
+    assert refused.stderr.splitlines()[:5] == [
+        "Error: the migration of app tills's tables is refused: nothing was changed "
+        "(TABLES_DISAGREE)",
+        "  tabs.table_no: the manifest says integer, the database has no such column; fix: "
+        "ALTER TABLE pos.tabs ADD COLUMN table_no INTEGER NOT NULL;",
+        "  tabs.status: the manifest says integer, the database has character varying(12); fix: "
+        "ALTER TABLE pos.tabs ALTER COLUMN status TYPE INTEGER USING status::INTEGER;",
+        "not migrated:",
+        "  tabs.table_no: Adminium did not make it, so it never alters it; its DBA runs: ALTER "
+        "TABLE pos.tabs ADD COLUMN table_no INTEGER NOT NULL;",
+    ]
+    assert "no apps" in invoke("connection", "list").output
+    bad_rename = invoke("app", "add", "pos", str(manifest), "--rename", "tabs")
+    assert bad_rename.exit_code == 2 and "--rename" in bad_rename.stderr

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from adminium.cli import main
 from core.agreement.compare import Renames
 from core.sweep.report import SweepOutcome
-from services.apps import install_manifest
+from services.apps import install_manifest, save_app
 from services.errors import TablesDisagree
 from services.events import NO_PUBLISHER
 from services.models import db
@@ -162,6 +162,8 @@ def test_a_removed_column_goes_with_yes_and_rows_are_made_again(venue: Site) -> 
     replace(venue, with_covers, migrate=True)
     with venue.store().engine.begin() as conn:  # the venue's DBA took its default away
         conn.execute(sa.text("ALTER TABLE public.orders ALTER COLUMN covers DROP DEFAULT"))
+    with venue.app.app_context():  # the manifest without covers, saved as before this check
+        save_app(db.session, "venue", api_manifest(), replace=True)
     create = {"values": {"pickup_at": "2026-07-11T12:00:00+00:00"}}
     refused = venue.client.post(rows_path("orders"), json=create, headers=venue.headers("manager"))
     assert refused.status_code == 422  # the manifest no longer names covers: NOT NULL refuses
