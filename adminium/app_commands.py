@@ -3,13 +3,15 @@ migration, the preview of a replace) and `app diff` (what disagrees, and the pla
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
-from adminium.control_commands import control_plane, read_json
-from adminium.preview_commands import preview_at, print_preview
+from adminium.control_commands import INSTANT, control_plane, read_json
+from adminium.preview_commands import print_preview
+from adminium.refusals import Refused
 from core.agreement.compare import Comparison, Renames
 from services import apps
 from services.agreement import Asked, compare_app, parse_renames, record_comparison, saved_app
@@ -40,7 +42,7 @@ def read_manifest(file: Path) -> dict[str, Any]:
     """A manifest file's JSON object."""
     manifest = read_json(file)
     if not isinstance(manifest, dict):
-        raise click.ClickException(f"{file} holds no manifest: a JSON object is expected")
+        raise Refused(f"{file} holds no manifest: a JSON object is expected", "INVALID_VALUE")
     return manifest
 
 
@@ -62,7 +64,7 @@ def read_manifest(file: Path) -> dict[str, Any]:
 @click.option(
     "--preview", is_flag=True, help="Print what the clock would do differently; save nothing."
 )
-@click.option("--at", "at_text", default=None, help="The preview's instant (ISO, offset).")
+@click.option("--at", "at", type=INSTANT, default=None, help="The preview's instant (ISO, offset).")
 @click.option(
     "--yes",
     is_flag=True,
@@ -76,7 +78,7 @@ def app_add(
     migrate: bool,
     renames: Renames,
     preview: bool,
-    at_text: str | None,
+    at: datetime | None,
     yes: bool,
 ) -> None:
     """Check a manifest, compare it with the tables, and save it as an app of CONNECTION."""
@@ -86,7 +88,7 @@ def app_add(
         current = apps.lookup_app(session, connection, str(manifest.get("name", "")))
         # A replace is previewed first: more than a handful due at once needs --yes.
         if preview or (replace and current is not None and not yes):
-            now = preview_at(at_text)
+            now = at or datetime.now(UTC)
             found = preview_replace(session, connection, manifest, now=now, asked=asked)
             zone = connection_zone(session, connection)
             if preview:
@@ -94,15 +96,17 @@ def app_add(
                 return
             if found.preview is None:
                 print_replace_preview(found, zone)
-                raise click.ClickException(
+                raise Refused(
                     f"not replaced: no preview ({found.unread}): run again with --yes to "
-                    "replace without one"
+                    "replace without one",
+                    "DATABASE_REFUSED",
                 )
             if len(found.preview.due_at_once) > AT_ONCE_LIMIT:
                 print_replace_preview(found, zone)
-                raise click.ClickException(
+                raise Refused(
                     f"not replaced: {len(found.preview.due_at_once)} rows would be due at once "
-                    f"(more than {AT_ONCE_LIMIT}); run again with --yes to replace"
+                    f"(more than {AT_ONCE_LIMIT}); run again with --yes to replace",
+                    "CONTROL_PLANE_REFUSED",
                 )
             session.rollback()
         added = apps.install_manifest(
@@ -165,14 +169,14 @@ def app_diff(
     manifest = read_manifest(file) if file is not None else None
     with control_plane() as session:
         if manifest is not None and app is not None and manifest.get("name") != app:
-            raise click.ClickException(
-                f"{file} is the manifest of {manifest.get('name')!r}, not {app!r}"
+            raise Refused(
+                f"{file} is the manifest of {manifest.get('name')!r}, not {app!r}", "INVALID_VALUE"
             )
         found = compare_app(session, connection, app, manifest, renames=renames)
         if manifest is None:
             # The saved manifest's comparison is the one the screens show.
             saved = saved_app(session, get_connection(session, connection), app)
-            record_comparison(session, saved, found, preview_at(None))
+            record_comparison(session, saved, found, datetime.now(UTC))
             session.commit()
     print_diff(found, connection, sql_only=sql_only)
     if not found.agree:

@@ -126,7 +126,7 @@ def connection_check(name: str) -> None:
         access = connections.check_access(session, name)
         apps = [app.name for app in connections.get_connection(session, name).apps]
     if access.unread:
-        raise click.ClickException(f"connection {name}: not checked: {access.unread}")
+        raise Refused(f"connection {name}: not checked: {access.unread}", "DATABASE_REFUSED")
     if not access.missing:
         what = f"its apps' tables ({', '.join(apps)})" if apps else "no app yet"
         click.echo(

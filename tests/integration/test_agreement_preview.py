@@ -210,4 +210,6 @@ def test_a_preview_that_cannot_read_says_so_and_the_replace_asks_for_yes(
     )
     assert "rows due at once" not in refused.output
     assert refused.stderr.startswith("Error: not replaced: no preview (could not read")
-    assert refused.stderr.rstrip().endswith("run again with --yes to replace without one")
+    assert refused.stderr.rstrip().endswith(
+        "run again with --yes to replace without one (DATABASE_REFUSED)"
+    )
