@@ -387,7 +387,9 @@ def log_comparison(connection: str, comparison: Comparison) -> None:
             "app %s on connection %s: tables agree with the manifest", comparison.app, connection
         )
         return
-    log.warning(
+    # Said at INFO: the card, /status and `connection list` say it to whom it concerns,
+    # and a worker's console stays for what stopped (docs/operations.md).
+    log.info(
         "app %s on connection %s: tables disagree with the manifest: %s (%s)",
         comparison.app,
         connection,

@@ -139,6 +139,7 @@ def preview_replace(
     connection = get_connection(session, connection_name)
     refuse_failed_check(manifest)
     model = load_app(manifest)
+    refuse_other_tables(connection, model)  # before the comparison reads any table
     engine = connection_engine(connection)
     comparison = read_comparison(engine, model, connection_name, asked.renames)
     # An index changes nothing a preview reads: it is not built inside one.
