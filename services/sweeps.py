@@ -78,7 +78,8 @@ def sweep(
 FINGERPRINT_EVERY = 5
 """Every how many minutes a connection's sweep reads its apps' tables' catalogue
 fingerprints (and compares again the apps whose fingerprint moved): a change of the tables
-is found within this many minutes, at a fifth of the read's cost (bench/agreement.py). An
+is found within this many minutes, at a fifth of the read's cost (bench/agreement.py: +0.5
+to +1.2 ms on the opening statement, load 2.5 to 13). An
 app never compared, or saved since it was, is read at its first sweep."""
 
 
