@@ -23,7 +23,7 @@ COMMANDS = {
     "check": "adminium.check_command:check_command",
     "moment": "adminium.moment_command:moment_command",
     "connection": "adminium.control_commands:connection_group",
-    "app": "adminium.control_commands:app_group",
+    "app": "adminium.app_commands:app_group",
     "user": "adminium.control_commands:user_group",
     "import": "adminium.control_commands:import_command",
     "sweep": "adminium.sweep_commands:sweep_command",

@@ -22,9 +22,9 @@ from sqlalchemy.orm import Session
 
 from adminium.embedded import Embedded, instance_folder, start_postgres
 from adminium.refusals import Refused
-from services import apps, connections, users
+from services import connections, users
+from services.agreement import disagreeing
 from services.apps import app_store, find_table
-from services.errors import DatabaseRefused
 from services.events import Publisher
 from services.storage import open_session, upgrade_control_plane
 from services.writes import import_rows
@@ -110,6 +110,37 @@ def connection_add(name: str, url: str, zone: str | None, force: bool) -> None:
             f"connection {connection.name} added: {connection.safe_url}, "
             f"zone {connection.zone_name}"
         )
+        access = connections.check_access(session, connection.name)
+    if access.unread:
+        click.echo(f"  not checked what its database user may do ({access.unread})")
+    for missing in access.missing:
+        click.echo(f"  {missing.words}")
+
+
+@connection_group.command("check")
+@click.argument("name")
+def connection_check(name: str) -> None:
+    """Try what Adminium needs of the connection's database user; say what is missing and
+    the GRANT that fixes it. Exits 0 when nothing is missing, 1 when something is."""
+    with control_plane() as session:
+        access = connections.check_access(session, name)
+        apps = [app.name for app in connections.get_connection(session, name).apps]
+    if access.unread:
+        raise Refused(f"connection {name}: not checked: {access.unread}", "DATABASE_REFUSED")
+    if not access.missing:
+        what = f"its apps' tables ({', '.join(apps)})" if apps else "no app yet"
+        click.echo(
+            f"connection {name}: user {access.user} may do all Adminium needs in database "
+            f"{access.database}: its schema adminium, {what}"
+        )
+        return
+    click.echo(
+        f"connection {name}: user {access.user} lacks {len(access.missing)} of what Adminium"
+        f" needs in database {access.database}:"
+    )
+    for missing in access.missing:
+        click.echo(f"  {missing.words}")
+    raise click.exceptions.Exit(1)
 
 
 @connection_group.command("list")
@@ -123,6 +154,9 @@ def connection_list() -> None:
             apps = ", ".join(a.name for a in c.apps) or "no apps"
             state = "paused" if c.paused else "running"
             click.echo(f"{c.name}\t{state}\t{c.zone_name}\t{c.safe_url}\t{apps}")
+            disagree = disagreeing(c.apps)
+            if disagree is not None:
+                click.echo(f"  {disagree.words()}")
 
 
 @connection_group.command("pause")
@@ -144,78 +178,6 @@ def _set_paused(name: str, paused: bool) -> None:
     with control_plane() as session, redis_publisher() as publisher:
         connections.set_paused(session, name, paused, publisher)
     click.echo(f"connection {name} {'paused' if paused else 'resumed'}")
-
-
-# --- apps -----------------------------------------------------------------------
-
-
-@click.group("app")
-def app_group() -> None:
-    """Apps: checked manifests on a connection."""
-
-
-@app_group.command("add")
-@click.argument("connection")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--create-tables",
-    is_flag=True,
-    help="Make the app's tables, its timed moves' indexes and Adminium's schema.",
-)
-@click.option("--replace", is_flag=True, help="Replace the connection's app of the same name.")
-@click.option(
-    "--preview", is_flag=True, help="Print what the clock would do differently; save nothing."
-)
-@click.option("--at", "at", type=INSTANT, default=None, help="The preview's instant (ISO, offset).")
-@click.option("--yes", is_flag=True, help="Replace even when many rows become due at once.")
-def app_add(
-    connection: str,
-    file: Path,
-    create_tables: bool,
-    replace: bool,
-    preview: bool,
-    at: datetime | None,
-    yes: bool,
-) -> None:
-    """Check a manifest and save it as an app of CONNECTION."""
-    manifest = read_json(file)
-    if not isinstance(manifest, dict):
-        raise Refused(f"{file} holds no manifest: a JSON object is expected", "INVALID_VALUE")
-    if preview or (replace and not yes):
-        # A replace is previewed first: more than a handful due at once needs --yes.
-        from adminium.preview_commands import print_preview
-        from services.preview import AT_ONCE_LIMIT, connection_zone, preview_manifest
-
-        with control_plane() as session:
-            current = apps.lookup_app(session, connection, str(manifest.get("name", "")))
-            if preview or current is not None:
-                try:
-                    now = at or datetime.now(UTC)
-                    found = preview_manifest(session, connection, manifest, now=now)
-                except DatabaseRefused as refused:
-                    if preview:
-                        raise
-                    # A manifest whose new columns are not made yet cannot be read ahead.
-                    click.echo(f"no preview ({refused.message}): replacing without one")
-                    found = None
-                if found is not None and preview:
-                    print_preview(found, connection_zone(session, connection))
-                    return
-                if found is not None and len(found.due_at_once) > AT_ONCE_LIMIT:
-                    print_preview(found, connection_zone(session, connection))
-                    raise Refused(
-                        f"not replaced: {len(found.due_at_once)} rows would be due at once "
-                        f"(more than {AT_ONCE_LIMIT}); run again with --yes to replace",
-                        "CONTROL_PLANE_REFUSED",
-                    )
-                session.rollback()
-    with control_plane() as session:
-        app = apps.add_app(
-            session, connection, manifest, replace=replace, create_tables=create_tables
-        )
-        tables = ", ".join(app.model.tables)
-        made = " (tables made)" if create_tables else ""
-        click.echo(f"app {app.name} saved on connection {connection}: {tables}{made}")
 
 
 # --- users ----------------------------------------------------------------------

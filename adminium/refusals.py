@@ -54,6 +54,17 @@ def usage_line(error: click.UsageError) -> str:
     return f"Error: {one_line(error.format_message())} (see '{path} --help')"
 
 
+def disagree_lines(details: dict[str, Any]) -> list[str]:
+    """What a refusal of tables that cannot serve a manifest says after its line: each
+    sentence, what the migration refused, the plan, and what to do
+    (`services.errors.TablesDisagree`)."""
+    lines = list(details["sentences"])
+    lines += [f"not migrated: {refusal}" for refusal in details["refusals"]]
+    if details["plan"]:
+        lines += ["-- the plan:", *details["plan"]]
+    return [*lines, details["hint"]]
+
+
 def from_error(error: BaseException) -> Refused | None:
     """A refusal from the layers below as the console prints it, or None for a fault.
 
@@ -67,6 +78,8 @@ def from_error(error: BaseException) -> Refused | None:
         if refusals:
             lines = [f"{r['where']}: {r['sentence']}" for r in refusals]
             return Refused("the manifest check refused the app", error.code, lines)
+        if error.code == "TABLES_DISAGREE":
+            return Refused(error.message, error.code, disagree_lines(error.details))
         return Refused(error.message, error.code)
     exc = sys.modules.get("sqlalchemy.exc")
     if exc is not None and isinstance(error, exc.SQLAlchemyError):

@@ -24,10 +24,11 @@ from core.sweep.pending import Pending, pending_moves
 from core.sweep.report import SweepReport
 from core.sweep.sweep import LIMIT
 from core.time.clock import venue_zone
+from services.agreement import disagreeing
 from services.apps import swept_stores
 from services.connections import get_connection
 from services.events import NO_PUBLISHER
-from services.indexes import concurrently, index_name
+from services.indexes import concurrently, index_name, make_indexes
 from services.storage import connection_engine
 from services.sweeps import sweep
 
@@ -294,8 +295,24 @@ def _due_json(due: Pending) -> dict[str, Any]:
 
 @click.command("indexes")
 @click.argument("connection")
-def indexes_command(connection: str) -> None:
-    """The index each timed rule wants, as SQL a DBA can run on an existing database."""
+@click.option(
+    "--build",
+    is_flag=True,
+    help="Build the missing ones now, concurrently, on the venue's own tables too.",
+)
+def indexes_command(connection: str, build: bool) -> None:
+    """The index each timed rule wants, as SQL a DBA can run on an existing database;
+    with --build, built (`adminium run` builds them on the tables Adminium made only)."""
+    if build:
+        with control_plane() as session:
+            found = get_connection(session, connection)
+            engine = connection_engine(found)
+            for app in found.apps:
+                for name in make_indexes(
+                    engine, app.model, connection=connection, venue_tables=True
+                ):
+                    click.echo(f"built {name} (app {app.name})")
+        return
     with control_plane() as session:
         found = get_connection(session, connection)
         apps = [a for a in found.apps if a.has_minute_work]
@@ -312,6 +329,12 @@ def indexes_command(connection: str) -> None:
         for app in apps:
             model = app.model
             click.echo(f"-- app {app.name}")
+            disagree = disagreeing([app])
+            if disagree is not None:
+                click.echo(
+                    f"-- {disagree.words()}; adminium app diff {connection} {app.name} prints"
+                    " the plan"
+                )
             for statement in timed_indexes(model):
                 name = index_name(statement)
                 sql = concurrently(statement)

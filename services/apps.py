@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
@@ -14,14 +14,23 @@ from sqlalchemy import URL, bindparam, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from core.agreement.compare import NO_RENAMES, Comparison, Renames
+from core.agreement.plan import Step
+from core.agreement.privileges import Missing
 from core.basics.values import text_fault
-from core.manifest.check import check_manifest
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
-from core.store.install import install_adminium, install_app
+from core.store.install import install_adminium
 from core.store.readable import unreadable_columns
 from core.store.store import Store
 from core.sweep.minute_work import has_minute_work
+from services.agreement import (
+    Asked,
+    install_tables,
+    log_comparison,
+    record_comparison,
+    refresh_agreements,
+)
 from services.connections import get_connection
 from services.errors import (
     AlreadyExists,
@@ -29,10 +38,12 @@ from services.errors import (
     InvalidValue,
     ManifestRefused,
     NotFound,
+    TablesDisagree,
     first_line,
 )
 from services.indexes import make_indexes
-from services.models import DEFAULT_ZONE, App, Connection
+from services.manifests import refuse_failed_check
+from services.models import DEFAULT_ZONE, Agreement, App, Connection
 from services.recent import LeastRecent
 from services.storage import connection_engine, engine_for
 
@@ -41,62 +52,100 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
-def refuse_failed_check(manifest: dict[str, Any]) -> None:
-    """Refuse a manifest the manifest check refuses, with its sentences (ManifestRefused)."""
-    refusals = check_manifest(manifest)
-    if refusals:
-        raise ManifestRefused(
-            "the manifest check refused the app: "
-            + "; ".join(f"{r.where}: {r.sentence}" for r in refusals),
-            {"refusals": [{"where": r.where, "sentence": r.sentence} for r in refusals]},
-        )
+@dataclass(frozen=True)
+class Added:
+    """An app saved (`add_app`): the app, the steps made on its tables, the comparison of
+    its manifest with them after, and what the connection's user may not do of them."""
+
+    app: App
+    ran: tuple[Step, ...]
+    after: Comparison
+    lacking: tuple[Missing, ...] = ()
 
 
-def add_app(
+def add_app(session: Session, connection_name: str, manifest: dict[str, Any], **asked: Any) -> App:
+    """Save an app on a connection (`install_manifest`, which says what it does); the app."""
+    return install_manifest(session, connection_name, manifest, **asked).app
+
+
+def install_manifest(
     session: Session,
     connection_name: str,
     manifest: dict[str, Any],
     *,
     replace: bool = False,
     create_tables: bool = False,
-) -> App:
-    """Save an app on a connection once the manifest check passes; refuse with its sentences.
+    migrate: bool = False,
+    yes: bool = False,
+    renames: Renames = NO_RENAMES,
+    now: datetime | None = None,
+) -> Added:
+    """Save an app on a connection once the manifest check passes and its tables can serve
+    it; refuse with the check's sentences, or the comparison's (TablesDisagree).
 
-    With `create_tables`, the app's tables, its timed moves' indexes and Adminium's schema
-    are made in the connection's database first; the app is saved only if that works.
-    """
+    The manifest is compared with the connection's tables first (`services.agreement`), in
+    one transaction under the install lock that also makes Adminium's schema where it is
+    missing. With `create_tables`, the tables the database lacks (and the indexes the
+    clock wants on them) are made; with `migrate`, the plan is applied to the tables
+    Adminium made (`yes` for its destructive steps). The app is saved only if that works,
+    and its comparison is kept (`models.Agreement`)."""
+    connection, app, model = _checked(session, connection_name, manifest, replace)
+    asked = Asked(create_tables, migrate, yes, renames)
+    try:
+        refuse_unreadable_columns(connection, model)
+        installed = install_tables(connection_engine(connection), model, connection_name, asked)
+    except (TablesDisagree, DatabaseRefused, InvalidValue, ManifestRefused):
+        session.rollback()
+        raise
+    app = _saved(session, connection, app, manifest)
+    after = installed.after
+    record_comparison(session, app, after, now or datetime.now(UTC))
+    session.commit()
+    if not after.agree:
+        log_comparison(connection_name, after)
+    return Added(app, installed.ran, after, installed.lacking)
+
+
+def save_app(
+    session: Session, connection_name: str, manifest: dict[str, Any], *, replace: bool = False
+) -> App:
+    """Check a manifest and save it as an app of the connection, its tables neither compared
+    nor touched: the control-plane half of `install_manifest` (which `app add` runs), for a
+    control plane whose venue's tables are compared apart, and for the control plane's own
+    tests; the sweep and `adminium run` compare it once they find it."""
+    connection, app, _ = _checked(session, connection_name, manifest, replace)
+    return _saved(session, connection, app, manifest)
+
+
+def _checked(
+    session: Session, connection_name: str, manifest: dict[str, Any], replace: bool
+) -> tuple[Connection, App | None, AppManifest]:
+    """The connection, its app of the manifest's name (if any), and the checked manifest;
+    refused when it fails the check, shares a table, or is there and `replace` is not."""
     connection = get_connection(session, connection_name)
     refuse_failed_check(manifest)
-    name = str(manifest["name"])
-    refuse_shared_tables(connection, load_app(manifest))
-    app = session.scalar(select(App).where(App.connection == connection, App.name == name))
+    model = load_app(manifest)
+    refuse_shared_tables(connection, model)
+    app = session.scalar(select(App).where(App.connection == connection, App.name == model.name))
     if app is not None and not replace:
         raise AlreadyExists(
-            f"connection {connection_name!r} already has an app named {name!r}",
-            {"connection": connection_name, "app": name},
+            f"connection {connection_name!r} already has an app named {model.name!r}",
+            {"connection": connection_name, "app": model.name},
         )
+    return connection, app, model
+
+
+def _saved(
+    session: Session, connection: Connection, app: App | None, manifest: dict[str, Any]
+) -> App:
+    """The app made or given the new manifest, committed."""
     if app is None:
-        app = App(connection=connection, name=name, manifest=manifest)
+        app = App(connection=connection, name=str(manifest["name"]), manifest=manifest)
         session.add(app)
     else:
         app.manifest = manifest
-    if create_tables:
-        try:
-            install_app(connection_engine(connection), app.model)
-        except SQLAlchemyError as error:
-            session.rollback()
-            raise DatabaseRefused(
-                f"could not make the app's tables in {connection.safe_url}: {first_line(error)}",
-                {"connection": connection_name},
-            ) from None
-        log.info("app %s: tables made on connection %s", name, connection_name)
-    try:
-        refuse_unreadable_columns(connection, app.model)
-    except ManifestRefused:
-        session.rollback()
-        raise
     session.commit()
-    log.info("app %s saved on connection %s", name, connection_name)
+    log.info("app %s saved on connection %s", app.name, connection.name)
     return app
 
 
@@ -163,10 +212,13 @@ and builds its tables once, not once a minute (docs/operations.md, "Running at s
 
 @dataclass(frozen=True)
 class SweptApps:
-    """What a sweep reads of the control plane: the pause, and the stores it sweeps."""
+    """What a sweep reads of the control plane: the pause, the stores it sweeps, and the
+    catalogue fingerprint each app's kept comparison with its tables was read at (None:
+    never compared, or compared with a manifest saved before)."""
 
     paused: bool
     stores: list[Store]
+    compared_at: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -184,16 +236,29 @@ WARM: LeastRecent[tuple[URL, int], _Warm] = LeastRecent(WARM_APPS)
 """This process's apps as its sweeps last read them, by (control plane's URL, app id)."""
 
 _CONNECTIONS, _APPS = Connection.__table__.c, App.__table__.c
+_AGREED = Agreement.__table__.c
 _SWEPT = (
-    select(_CONNECTIONS.paused, _CONNECTIONS.url, _CONNECTIONS.zone, _APPS.id, _APPS.updated_at)
+    select(
+        _CONNECTIONS.paused,
+        _CONNECTIONS.url,
+        _CONNECTIONS.zone,
+        _APPS.id,
+        _APPS.updated_at,
+        _APPS.name,
+        _AGREED.fingerprint,
+        _AGREED.manifest_at,
+    )
     .select_from(
-        Connection.__table__.outerjoin(App.__table__, _APPS.connection_id == _CONNECTIONS.id)
+        Connection.__table__.outerjoin(
+            App.__table__, _APPS.connection_id == _CONNECTIONS.id
+        ).outerjoin(Agreement.__table__, _AGREED.app_id == _APPS.id)
     )
     .where(_CONNECTIONS.name == bindparam("name"))
     .order_by(_APPS.id)
 )
-"""A connection's pause, URL and zone, and each of its apps' id and `updated_at` (one row
-with no app when it has none): built once, its compiled form cached by the engine."""
+"""A connection's pause, URL and zone, and each of its apps' id, `updated_at`, name and
+the fingerprint its kept comparison was read at (one row with no app when it has none):
+built once, its compiled form cached by the engine."""
 _SAVED = select(_APPS.id, _APPS.updated_at, _APPS.manifest).where(
     _APPS.id.in_(bindparam("ids", expanding=True))
 )
@@ -216,9 +281,11 @@ def swept_apps(session: Session, name: str) -> SweptApps:
     paused, url, zone = bool(rows[0][0]), str(rows[0][1]), rows[0][2] or DEFAULT_ZONE
     engine = engine_for(url)
     apps: dict[int, _Warm | None] = {}
-    for *_, app_id, updated_at in rows:
+    compared: dict[str, str | None] = {}
+    for *_, app_id, updated_at, app_name, fingerprint, manifest_at in rows:
         if app_id is None:
             continue  # a connection with no app
+        compared[app_name] = fingerprint if manifest_at == updated_at else None
         warm = WARM.get((plane, app_id))
         read_as = (updated_at, url, zone)
         same = warm is not None and (warm.updated_at, warm.url, warm.zone) == read_as
@@ -242,7 +309,7 @@ def swept_apps(session: Session, name: str) -> SweptApps:
             store = store.on_engine(engine)
             WARM.put((plane, app_id), _Warm(warm.updated_at, url, zone, store))
         stores.append(store)
-    return SweptApps(paused, stores)
+    return SweptApps(paused, stores, compared)
 
 
 def lookup_app(session: Session, connection: str, name: str) -> App | None:
@@ -297,18 +364,21 @@ def find_app(session: Session, ref: str) -> App:
     return apps[0]
 
 
-def install_adminium_tables(session: Session) -> None:
+def install_adminium_tables(session: Session, *, now: datetime | None = None) -> None:
     """Adminium's own tables in each connection's database, those a newer version added
-    included, and the indexes each app wants that its database lacks (`services.indexes`:
-    built concurrently). Idempotent; the app's own tables are left as they are. A database
-    that does not answer is logged and skipped."""
-    for connection in session.scalars(select(Connection).order_by(Connection.name)):
+    included; the indexes each app wants on the tables Adminium made that its database
+    lacks (`services.indexes`: built concurrently; a table of the venue's own is never
+    indexed unasked); and each app compared again with its tables where they changed since
+    (`services.agreement.refresh_agreements`). Idempotent; the app's own tables are left as
+    they are. A database that does not answer is logged and skipped."""
+    for connection in list(session.scalars(select(Connection).order_by(Connection.name))):
         try:
             engine = connection_engine(connection)
             with engine.begin() as conn:
                 install_adminium(conn)  # in turn with an install_app at the same moment
             for app in connection.apps:
                 make_indexes(engine, app.model, connection=connection.name)
+            refresh_agreements(session, connection, now=now or datetime.now(UTC), engine=engine)
         except SQLAlchemyError as error:
             log.warning(
                 "Adminium's tables not checked on connection %s: %s",

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 from datetime import datetime
 
 import psycopg
 from sqlalchemy import select
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from core.agreement.privileges import Missing, missing_privileges
 from core.basics.values import text_fault
+from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
 from core.sweep.minute_work import has_minute_work
 from core.time.clock import UnknownZone, known_zone
-from services.errors import AlreadyExists, InvalidValue, NotFound
+from services.errors import AlreadyExists, InvalidValue, NotFound, first_line
 from services.events import Publisher
 from services.models import App, Connection
+from services.storage import connection_engine
 from services.urls import parse_url
 
 log = logging.getLogger(__name__)
@@ -152,6 +158,36 @@ def set_paused(session: Session, name: str, paused: bool, publisher: Publisher) 
     publisher.pause(name, paused)
     log.info("connection %s %s", name, "paused" if paused else "resumed")
     return connection
+
+
+@dataclass(frozen=True)
+class Access:
+    """What a connection's database user may do of what Adminium needs (`check_access`):
+    the user and database, each thing missing with its GRANT, or why it was not read."""
+
+    user: str = ""
+    database: str = ""
+    missing: tuple[Missing, ...] = ()
+    unread: str | None = None
+
+
+def check_access(session: Session, name: str) -> Access:
+    """Try what Adminium needs of a connection's database user (`core.agreement.privileges`:
+    Adminium's schema made or used, each app's tables read, written and numbered), reading
+    only; a database that does not answer says so (`unread`)."""
+    connection = get_connection(session, name)
+    return access_of(connection_engine(connection), [app.model for app in connection.apps])
+
+
+def access_of(engine: Engine, apps: list[AppManifest]) -> Access:
+    """What the user of `engine`'s database lacks for these apps."""
+    try:
+        with engine.connect() as conn:
+            who, missing = missing_privileges(conn, apps)
+            conn.rollback()
+    except SQLAlchemyError as error:
+        return Access(unread=f"the database does not answer: {first_line(error)}")
+    return Access(who.user, who.database, tuple(missing))
 
 
 _VERDICTS: dict[int, tuple[datetime, bool]] = {}

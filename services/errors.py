@@ -50,6 +50,15 @@ class ManifestRefused(ControlPlaneError):
     status = 400
 
 
+class TablesDisagree(ControlPlaneError):
+    """The connection's tables cannot serve the manifest (or a migration to make them is
+    refused): `details.sentences` holds each disagreement, `details.refusals` what a
+    migration refuses, `details.plan` the SQL that makes them agree. Nothing was saved."""
+
+    code = "TABLES_DISAGREE"
+    status = 409
+
+
 class DatabaseRefused(ControlPlaneError):
     """A connection's database did not answer, or refused what was asked of it."""
 

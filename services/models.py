@@ -133,6 +133,9 @@ class App(db.Model):  # type: ignore[name-defined,misc]
     )
 
     connection: Mapped[Connection] = relationship(back_populates="apps")
+    agreement: Mapped[Agreement | None] = relationship(
+        back_populates="app", cascade="all, delete-orphan", passive_deletes=True
+    )
 
     @property
     def model(self) -> AppManifest:
@@ -147,6 +150,30 @@ class App(db.Model):  # type: ignore[name-defined,misc]
 
     def __repr__(self) -> str:
         return f"<App {self.id} {self.name!r} on connection {self.connection_id}>"
+
+
+class Agreement(db.Model):  # type: ignore[name-defined,misc]
+    """An app's last comparison of its manifest with its tables (`services.agreement`): the
+    catalogue's fingerprint it read, the manifest it compared (the app's `updated_at`), and
+    each disagreement (kind, table, column, whether it blocks, its sentence and SQL)."""
+
+    __tablename__ = "agreements"
+
+    app_id: Mapped[int] = mapped_column(ForeignKey("apps.id", ondelete="CASCADE"), primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(32))
+    manifest_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    checked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    disagreements: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
+
+    app: Mapped[App] = relationship(back_populates="agreement")
+
+    @property
+    def sentences(self) -> list[str]:
+        """Each disagreement's sentence, the blocking first."""
+        return [str(d["sentence"]) for d in self.disagreements]
+
+    def __repr__(self) -> str:
+        return f"<Agreement of app {self.app_id}: {len(self.disagreements)} disagreements>"
 
 
 class User(db.Model):  # type: ignore[name-defined,misc]

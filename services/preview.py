@@ -11,6 +11,7 @@ plane is only read. The console, the API and the row page all answer from here.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -21,6 +22,8 @@ from sqlalchemy.engine import Connection as DbConnection
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from core.agreement.compare import Comparison
+from core.agreement.plan import Step, apply_steps
 from core.basics.errors import AdminiumError
 from core.basics.values import checked_value
 from core.manifest.model import App as AppModel
@@ -28,9 +31,12 @@ from core.manifest.model import load_app
 from core.preview.changes import Side
 from core.preview.preview import HORIZON, Preview, compare
 from core.preview.reminders import lead_tables
+from core.store.install import install_adminium
+from core.store.install_lock import INSTALL_LOCK
 from core.store.set_aside import read_set_aside
 from core.store.store import Row, Store
 from core.time.moments import Tables
+from services.agreement import Asked, planned, read_comparison
 from services.apps import app_store, refuse_failed_check, table_owner
 from services.connections import get_connection
 from services.errors import DatabaseRefused, InvalidValue, OtherAppsTables, first_line
@@ -87,8 +93,12 @@ def preview_manifest(
     *,
     now: datetime,
     horizon: timedelta = HORIZON,
+    migration: Sequence[Step] = (),
 ) -> Preview:
-    """What replacing (or adding) the app the manifest names would change at `now`."""
+    """What replacing (or adding) the app the manifest names would change at `now`; with
+    a `migration`, read once its steps have run on the tables, inside the preview's own
+    transaction, which is rolled back (PostgreSQL's DDL is transactional): a new column's
+    default and a new timed move are read as the migrated tables would hold them."""
     connection = get_connection(session, connection_name)
     refuse_failed_check(manifest)
     model = load_app(manifest)
@@ -97,7 +107,48 @@ def preview_manifest(
     current = stores.get(model.name)
     engine = current.engine if current else _engine(connection)
     proposed = Store(engine, model, ZoneInfo(connection.zone_name), connection=connection.name)
-    return _run(connection_name, engine, {model.name: (current, proposed)}, {}, now, horizon)
+    pairs = {model.name: (current, proposed)}
+    return _run(connection_name, engine, pairs, {}, now, horizon, migration)
+
+
+@dataclass(frozen=True)
+class ReplacePreview:
+    """The preview of `app add --replace`: the comparison of the new manifest with the
+    tables, the migration it ran first (inside the preview's transaction, rolled back),
+    and what the clock would do differently, or why the preview could not read."""
+
+    comparison: Comparison
+    migration: tuple[Step, ...]
+    preview: Preview | None
+    unread: str | None = None
+
+
+def preview_replace(
+    session: Session,
+    connection_name: str,
+    manifest: dict[str, Any],
+    *,
+    now: datetime,
+    asked: Asked,
+) -> ReplacePreview:
+    """Preview replacing (or adding) an app as `app add` would make it: refused as the add
+    would be (TablesDisagree) when the tables cannot serve it; else read after the
+    migration asked for (`asked.migrate`, `asked.create_tables`) has run inside the
+    preview's own transaction, which is rolled back. A preview that cannot read says why
+    (`unread`), never a count it did not read."""
+    connection = get_connection(session, connection_name)
+    refuse_failed_check(manifest)
+    model = load_app(manifest)
+    refuse_other_tables(connection, model)  # before the comparison reads any table
+    engine = connection_engine(connection)
+    comparison = read_comparison(engine, model, connection_name, asked.renames)
+    # An index changes nothing a preview reads: it is not built inside one.
+    migration = tuple(step for step in planned(comparison, asked).run if step.in_preview)
+    try:
+        found = preview_manifest(session, connection_name, manifest, now=now, migration=migration)
+    except DatabaseRefused as refused:
+        return ReplacePreview(comparison, migration, None, refused.message)
+    return ReplacePreview(comparison, migration, found)
 
 
 def refuse_other_tables(connection: Connection, model: AppModel) -> None:
@@ -184,26 +235,48 @@ def _run(
     touched: dict[str, list[ValueChange]],
     now: datetime,
     horizon: timedelta,
+    migration: Sequence[Step] = (),
 ) -> Preview:
     if now.utcoffset() is None:
         raise InvalidValue("a preview's time carries its offset", {"at": now.isoformat()})
     try:
         with engine.connect() as conn:
             try:
+                # A new app's tables are read once migrated (they may lack its columns).
+                before = {
+                    name: _tables(conn, old, new, touched.get(name, []))
+                    if old is not None or not migration
+                    else {}
+                    for name, (old, new) in pairs.items()
+                }
+                for name in pairs if migration else ():
+                    _migrate(conn, name, migration)
                 sides: dict[str, tuple[Side, Side]] = {}
                 for name, (old, new) in pairs.items():
-                    old_tables = _tables(conn, old, new, touched.get(name, []))
+                    old_tables = before[name]
+                    if migration:
+                        # The new side's settings and hours as the migrated tables hold them.
+                        old_tables = _tables(conn, None, new, [])
                     new_tables = _apply(old_tables, new, touched.get(name, []))
-                    sides[name] = (Side(old, old_tables), Side(new, new_tables))
+                    sides[name] = (Side(old, before[name]), Side(new, new_tables))
                 records = read_set_aside(conn, sorted(sides))
                 return compare(conn, sides, now=now, horizon=horizon, records=records)
             finally:
-                conn.rollback()  # a preview writes nothing
+                conn.rollback()  # a preview writes nothing, its migration included
     except SQLAlchemyError as error:
         raise DatabaseRefused(
             f"could not read connection {connection_name!r}'s rows: {first_line(error)}",
             {"connection": connection_name},
         ) from None
+
+
+def _migrate(conn: DbConnection, app: str, migration: Sequence[Step]) -> None:
+    """Run an app's migration inside the preview's transaction, as `app add` would (under
+    the install lock, with Adminium's schema made where it is missing); an index is not
+    built (it changes nothing the preview reads)."""
+    conn.execute(INSTALL_LOCK)
+    install_adminium(conn)
+    apply_steps(conn, app, [step for step in migration if step.in_preview])
 
 
 def _tables(

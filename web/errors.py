@@ -87,6 +87,7 @@ STATUSES: dict[str, int] = {
     "ALREADY_EXISTS": 409,
     "INVALID_VALUE": 400,
     "MANIFEST_REFUSED": 400,
+    "TABLES_DISAGREE": 409,
     "SAMPLE_REFUSED": 422,
     # The console's own finding: `adminium ledger` found an account's balance off its entries.
     "LEDGER_UNBALANCED": 409,

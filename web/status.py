@@ -8,8 +8,10 @@ from flask import Blueprint, current_app, redirect, render_template, url_for
 from werkzeug.wrappers import Response
 
 from services import redis_client
+from services.agreement import disagreeing
+from services.models import User
 from services.urls import hide_password
-from web.screens.access import signed_in_user
+from web.screens.access import all_connections, signed_in_user
 
 bp = Blueprint("status", __name__)
 
@@ -41,6 +43,23 @@ def probe_redis(url: str) -> str:
         )
 
 
+def tables_state(user: User | None) -> list[tuple[str, str]]:
+    """What each connection the user sees says of its apps' tables, where it is not that
+    they agree: how many disagreements the apps' last comparisons found and the first
+    (the sweep compares again when the tables change), or the apps never compared yet."""
+    if user is None:
+        return []
+    found = []
+    for connection, apps in all_connections(user):
+        disagree = disagreeing(apps)
+        if disagree is not None:
+            found.append((connection.name, disagree.words()))
+        never = [app.name for app in apps if app.agreement is None]
+        if never:
+            found.append((connection.name, f"not compared with the tables yet: {', '.join(never)}"))
+    return found
+
+
 @bp.get("/")
 def home() -> Response:
     """The screens for the signed-in; the sign-in page for everyone else."""
@@ -60,6 +79,7 @@ def show() -> str:
     return render_template(
         "status/show.html",
         details=True,
+        tables=tables_state(signed_in_user()) if database_url else [],
         database=shown_url(database_url),
         database_state=probe_database(database_url) if database_url else "not set",
         redis=shown_url(redis_url),

@@ -80,9 +80,10 @@ def timed_changes(
         return []
     changed: list[Changed] = []
     for table, wanted in _timed_keys(conn, old, new, pairs, reach).items():
-        store = new.store or old.store
-        assert store is not None
-        reader = old.store if old.store and table in old.store.app.tables else store
+        # The rows as the new side's tables hold them (a preview of a migration reads
+        # the migrated tables: a new column's default, a brand-new moment).
+        reader = new.store if new.store and table in new.store.app.tables else old.store
+        assert reader is not None
         for row in read_rows(conn, reader, table, wanted):
             changed += _timed_row(app, table, row, pairs, old, new, now, reach, records)
     return changed
@@ -189,7 +190,8 @@ def hold_changes(
         if not wanted:
             continue
         held = _held_keys(conn, app, table, wanted)
-        for row in read_rows(conn, source.store, table, [k for k in wanted if str(k) in held]):
+        reader = (b or source).store
+        for row in read_rows(conn, reader, table, [k for k in wanted if str(k) in held]):
             for posting in sorted(held[str(row[source.key_column])]):
                 was, was_read = _until(a, row, old)
                 will, will_read = _until(b, row, new)

@@ -19,6 +19,7 @@ from sqlalchemy.engine import Connection, Engine
 from core.manifest.model import App, Column, Moment, Table
 from core.manifest.outbox_model import Reminder
 from core.store.install_lock import INSTALL_LOCK
+from core.store.made import MadeItem, MadeKind, read_made, record_made
 from core.store.schema import (
     ADMINIUM_SCHEMA,
     AUDIT_UPGRADES,
@@ -53,7 +54,7 @@ def _server_default(column: Column, is_key: bool) -> Any:
     return column.default
 
 
-def _states_of(table: Table) -> list[str]:
+def states_of(table: Table) -> list[str]:
     """Every state a table's state column may hold."""
     if table.states is None:
         return []
@@ -68,7 +69,7 @@ def build_metadata(app: App, zone: ZoneInfo = UTC_ZONE) -> sa.MetaData:
     columns read on the clock of `zone` (`core.store.types.VenueWallTime`)."""
     metadata = sa.MetaData(schema=app.schema_name)
     for name, table in app.tables.items():
-        states = _states_of(table)
+        states = states_of(table)
         columns: list[sa.Column[Any]] = []
         for column in table.columns:
             args: list[Any] = []
@@ -188,12 +189,60 @@ def install_adminium(conn: Connection) -> None:
 
 
 def install_app(engine: Engine, app: App) -> None:
-    """Create the app's schema, tables and timed-move indexes, and Adminium's schema, in one
-    transaction taken in turn with any other install in that database. Idempotent."""
+    """Create the app's schema, the tables it lacks and their timed-move indexes, and
+    Adminium's schema, in one transaction taken in turn with any other install in that
+    database; what it made is recorded (`core.store.made`). Idempotent."""
     with engine.begin() as conn:
         conn.execute(INSTALL_LOCK)
         conn.execute(sa.schema.CreateSchema(app.schema_name, if_not_exists=True))
         install_adminium(conn)
-        build_metadata(app).create_all(conn, checkfirst=True)
-        for statement in timed_indexes(app):
-            conn.execute(sa.text(statement))
+        make_tables(conn, app)
+
+
+def make_tables(conn: Connection, app: App) -> list[str]:
+    """Create the app's tables the database lacks, in the caller's transaction (which holds
+    the install lock), record them as Adminium's, and make the indexes the app's rules want
+    on the tables Adminium made; a table of the venue's own is left as it is. The tables
+    made, by name."""
+    metadata = build_metadata(app)
+    there = set(sa.inspect(conn).get_table_names(schema=app.schema_name))
+    new = [table for table in metadata.sorted_tables if table.name not in there]
+    metadata.create_all(conn, tables=new, checkfirst=False)
+    record_made(conn, app.name, [item for table in new for item in made_with(table)])
+    made = read_made(conn, [app.schema_name])
+    statements = [s for s in timed_indexes(app) if made.table(app.schema_name, index_table(s))]
+    for statement in statements:
+        conn.execute(sa.text(statement))
+    record_made(conn, app.name, [index_item(app.schema_name, s) for s in statements])
+    return [table.name for table in new]
+
+
+def made_with(table: sa.Table) -> list[MadeItem]:
+    """What making `table` made: the table, its columns and its named CHECKs."""
+    schema = str(table.schema)
+    items = [MadeItem(schema, table.name, MadeKind.table)]
+    items += [MadeItem(schema, table.name, MadeKind.column, c.name) for c in table.columns]
+    for column in table.columns:
+        if isinstance(column.type, sa.Enum) and column.type.name:
+            items.append(MadeItem(schema, table.name, MadeKind.constraint, column.type.name))
+    return items
+
+
+def index_name(statement: str) -> str:
+    """The name a `CREATE INDEX IF NOT EXISTS "name" ON …` statement gives its index."""
+    return statement.split('"')[1]
+
+
+def concurrently(statement: str) -> str:
+    """The statement as a build that keeps the table open to writers."""
+    return statement.replace("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1)
+
+
+def index_table(statement: str) -> str:
+    """The table a `CREATE INDEX … ON "schema"."table" (…)` statement indexes."""
+    return statement.split('"')[5]
+
+
+def index_item(schema: str, statement: str) -> MadeItem:
+    """The record of an index a `CREATE INDEX IF NOT EXISTS "name" ON …` statement makes."""
+    return MadeItem(schema, index_table(statement), MadeKind.index, index_name(statement))

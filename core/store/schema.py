@@ -1,9 +1,10 @@
 """Adminium's own tables in a connection's database, in the schema `adminium`, each defined
 once and below every module that reads or writes it: the audit, the sweep's fence and records,
 the ledger entries and postings, the outbox and the webhook deliveries, the sample marks, the
-set-aside records and the refused attempts kept, with the upgrades a database made before a
-column joined them needs (a table added since is made by the install's `create_all`).
-Importing this module defines them all on `adminium_metadata`, which the install makes."""
+set-aside records, the refused attempts kept and the record of what Adminium made, with the
+upgrades a database made before a column joined them needs (a table added since is made by
+the install's `create_all`). Importing this module defines them all on `adminium_metadata`,
+which the install makes."""
 
 from __future__ import annotations
 
@@ -293,6 +294,22 @@ sweeps = sa.Table(
     sa.Index("ix_sweeps_running", "connection", postgresql_where=sa.text("outcome = 'running'")),
 )
 """One row per minute's sweep of a connection: what it moved, set aside, left, and how long."""
+
+made = sa.Table(
+    "made",
+    adminium_metadata,
+    sa.Column("schema_name", sa.Text, primary_key=True),
+    sa.Column("table_name", sa.Text, primary_key=True),
+    # What Adminium made: the table itself (its name ""), or a column, constraint or index
+    # of a table (its name).
+    sa.Column("kind", sa.Text, primary_key=True),
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("app", sa.Text, nullable=False),
+    sa.Column("made_at", sa.DateTime(timezone=True), nullable=False, server_default=sa.func.now()),
+)
+"""What Adminium made in the connection's database (`core.store.made`): the tables it made
+for an app (`app add --create-tables`, a migration), their columns, CHECKs and indexes.
+Only those may be migrated; a table not here is the venue's, never altered unasked."""
 
 RUNNING = "running"
 """The outcome of a sweep's record from its start until it ends."""

@@ -84,9 +84,9 @@ def adminium_missing(connection: str, error: BaseException) -> str | None:
         f"the database of connection {connection} lacks Adminium's own tables ({what}),"
         " where the audit, the rows set aside and each minute's sweep are kept:"
         " `adminium run` makes them as it starts (so does `adminium app add"
-        f" {connection} FILE --replace --create-tables`); the connection's database user"
-        f' needs CREATE on the database for that, or the schema "{ADMINIUM_SCHEMA}" made'
-        " for it by the database's owner"
+        f" {connection} FILE --replace`); the connection's database user needs CREATE on"
+        f' the database for that, or the schema "{ADMINIUM_SCHEMA}" made for it by the'
+        f" database's owner (`adminium connection check {connection}` says what it lacks)"
     )
 
 

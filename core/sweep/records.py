@@ -13,14 +13,17 @@ so "Moved in the last hour" and the table count them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection
 
+from core.agreement.catalogue import fingerprints_read
 from core.basics.actors import ActorKind
 from core.store.schema import (
     RUNNING,
@@ -129,9 +132,14 @@ def _open_fenced() -> sa.Select[Any]:
     opened = sa.insert(sweeps).from_select(list(values), row).returning(sweeps.c.id).cte("opened")
     # Whether the apps have rows set aside: when none, the sweep need not read them.
     aside = sa.exists().where(set_aside.c.app.in_(sa.bindparam("record_apps", expanding=True)))
+    # Each app's tables' catalogue fingerprint, read beside: the comparison of an app with
+    # its tables runs again only when it moves (`services.agreement`), at no round trip.
+    catalogue = fingerprints_read("record_catalogue").columns(sa.column("fingerprints", JSONB))
     # Every data-modifying WITH runs, read or not; `taken` is read by the others.
     return (
-        sa.select(sa.select(opened.c.id).scalar_subquery(), aside).where(_unhurried()).add_cte(gone)
+        sa.select(sa.select(opened.c.id).scalar_subquery(), aside, catalogue.scalar_subquery())
+        .where(_unhurried())
+        .add_cte(gone)
     )
 
 
@@ -147,28 +155,40 @@ the fence let go of (`LET_GO_SQL`): one statement, made once."""
 
 @dataclass(frozen=True)
 class Opened:
-    """A sweep's record opened with its fence taken: its id, and whether its apps had rows
-    set aside as it started (none: the sweep need not read them)."""
+    """A sweep's record opened with its fence taken: its id, whether its apps had rows set
+    aside as it started (none: the sweep need not read them), and each app's tables'
+    catalogue fingerprint (`core.agreement.catalogue`) of those asked for."""
 
     record_id: int
     set_aside: bool
+    fingerprints: Mapping[str, str] = field(default_factory=dict)
 
 
-def open_fenced(conn: Connection, fence: Fence, at: datetime, apps: Sequence[str]) -> Opened | None:
+def open_fenced(
+    conn: Connection,
+    fence: Fence,
+    at: datetime,
+    apps: Sequence[str],
+    catalogue: Mapping[str, Sequence[str]] | None = None,
+) -> Opened | None:
     """Take the fence and record the sweep's minute as it starts, in one autocommitted
     statement (one round trip): the record, or None when another sweep's lease runs
     (nothing written; `fence.turned_away_by` says who). The connection's records of sweeps
-    that went away are closed by it too, only when the fence was taken."""
+    that went away are closed by it too, only when the fence was taken. `catalogue` names
+    each app's tables (`core.agreement.catalogue.qualified`) whose fingerprint is read."""
     params = {
         **fence.take_params,
         "record_connection": fence.connection,
         "record_at": at,
         "record_apps": list(apps),
+        "record_catalogue": json.dumps({app: list(t) for app, t in (catalogue or {}).items()}),
     }
 
     def take() -> Opened | None:
-        record_id, aside = conn.execute(_OPEN_FENCED, params).one()
-        return None if record_id is None else Opened(int(record_id), bool(aside))
+        record_id, aside, fingerprints = conn.execute(_OPEN_FENCED, params).one()
+        if record_id is None:
+            return None
+        return Opened(int(record_id), bool(aside), dict(fingerprints or {}))
 
     return fence.take_with(conn, take)
 

@@ -87,6 +87,9 @@ class SweepReport:
     faults: tuple[AppFault, ...] = ()
     """The apps of the connection that faulted this minute (`core.sweep.faults`): each was
     left alone from its fault on, the others swept."""
+    fingerprints: Mapping[str, str] = field(default_factory=dict)
+    """Each app's tables' catalogue fingerprint as the sweep opened (`core.agreement`): the
+    operations layer compares an app with its tables again only when it moved."""
 
     def refused(self) -> dict[str, int]:
         """How many rows each refusal code set aside."""
@@ -138,6 +141,7 @@ class SweepRun:
     reminders: int = 0
     next_due: datetime | None = None
     fallout: Fallout = field(default_factory=Fallout)
+    fingerprints: dict[str, str] = field(default_factory=dict)
     apps: AppBoundaries = field(init=False)
     """The boundary each app of the connection is swept in, and the apps that faulted."""
 
@@ -167,4 +171,5 @@ class SweepRun:
             next_due=self.now if self.apps.faults else self.next_due,
             fallout=replace(self.fallout, held=dict(self.fallout.held)),
             faults=tuple(self.apps.faults.values()),
+            fingerprints=dict(self.fingerprints),
         )

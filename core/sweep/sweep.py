@@ -19,6 +19,7 @@ from weakref import WeakKeyDictionary
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from core.agreement.catalogue import qualified
 from core.ledgers.holds import holding_tables
 from core.outbox.reminders import queue_reminders
 from core.store.set_aside import (
@@ -64,12 +65,14 @@ def sweep_connection(
     on_moved: Callable[[WriteResult], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
     lease: float = LEASE,
+    fingerprints: bool = True,
 ) -> SweepReport:
     """Sweep one connection at `now`: move its due rows, set aside the refused, record it.
 
     The fence is a lease of `lease` seconds, renewed while moving and never past the
     `deadline` (`core.sweep.fence`); a sweep turned away by it is recorded as `fenced` with
-    who holds it and since when."""
+    who holds it and since when. With `fingerprints`, each app's tables' catalogue
+    fingerprint is read in the opening statement (`SweepReport.fingerprints`)."""
     run = SweepRun(connection, now, dry_run, clock, clock())
     stores = [s for s in stores if has_minute_work(s.app)]
     if not stores:
@@ -84,7 +87,9 @@ def sweep_connection(
             try:
                 # The fence taken and the minute's record opened: one statement.
                 apps = [s.app.name for s in stores]
-                opened = None if dry_run else open_fenced(conn, fence, now, apps)
+                catalogue = _catalogue(stores) if fingerprints else None
+                opened = None if dry_run else open_fenced(conn, fence, now, apps, catalogue)
+                run.fingerprints = dict(opened.fingerprints) if opened else {}
                 if not dry_run and opened is None:
                     held_by = fence.turned_away_by
                     sentence = held_by.sentence() if held_by else "fence held by another sweep"
@@ -109,6 +114,11 @@ def sweep_connection(
         _record(engine, report, None if opened is None else opened.record_id)
     _log_report(report)
     return report
+
+
+def _catalogue(stores: Sequence[Store]) -> dict[str, list[str]]:
+    """Each app's tables, whose catalogue fingerprint the opening statement reads."""
+    return {s.app.name: qualified(s.app.schema_name, s.app.tables) for s in stores}
 
 
 def _every_app_stopped(run: SweepRun, stores: Sequence[Store]) -> str | None:

@@ -53,10 +53,13 @@ def test_status_page_shows_both_servers_answering(
     sign_in_to_status(page, base)
 
     terms = page.locator("dl.status dt")
-    expect(terms).to_have_text(["Database", "Redis"])
+    expect(terms).to_have_text(["Database", "Redis", "Tables"])
     details = page.locator("dl.status dd")
     expect(details.nth(0)).to_contain_text("PostgreSQL 1")
     expect(details.nth(1)).to_contain_text("Redis ")
+    expect(details.nth(2)).to_have_text(
+        "every app's tables agree with its manifest, as last compared"
+    )
     expect(page.locator("dl.status")).not_to_contain_text("does not answer")
     assert screenshot("status").stat().st_size > 0
 

@@ -214,7 +214,7 @@ def test_user_add_with_an_app_role(
     manifest_file: Callable[[dict[str, Any]], str],
 ) -> None:
     invoke("connection", "add", "venue", "--url", make_database())
-    invoke("app", "add", "venue", manifest_file(TAKEAWAY))
+    invoke("app", "add", "venue", manifest_file(TAKEAWAY), "--create-tables")
     good = invoke("user", "add", "cook@example.org", "--role", "kitchen", "--app", "takeaway")
     bad = invoke("user", "add", "cook@example.org", "--role", "chef", "--app", "takeaway")
     assert good.exit_code == 0, good.output

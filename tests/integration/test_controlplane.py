@@ -17,7 +17,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy.orm import Session
 
 from core.sweep.report import SweepOutcome
-from services.apps import add_app
+from services.apps import add_app, save_app
 from services.connections import (
     add_connection,
     connections_with_minute_work,
@@ -135,10 +135,11 @@ def test_migrations_from_an_empty_database_match_the_models(control_url: str) ->
         "users",
         "user_roles",
         "control_version",
+        "agreements",
         "alembic_version",
     }
     assert diff == []
-    assert version == "0004"
+    assert version == "0005"
 
 
 def test_upgrade_at_once_from_three_processes_then_again_is_harmless(
@@ -249,7 +250,7 @@ def test_the_password_never_reaches_the_log(
     add_connection(session, "venue", url, "Europe/London")
     set_paused(session, "venue", True, NO_PUBLISHER)
     set_paused(session, "venue", False, NO_PUBLISHER)
-    add_app(session, "venue", TAKEAWAY)
+    add_app(session, "venue", TAKEAWAY, create_tables=True)
     listed = list_connections(session)
     assert "venue" in caplog.text
     assert SECRET not in caplog.text
@@ -263,7 +264,7 @@ def test_a_paused_connection_is_not_swept_until_resumed(
     add_connection(session, "takeaway", make_database())
     add_app(session, "takeaway", TAKEAWAY, create_tables=True)
     add_connection(session, "quiet", make_database())
-    add_app(session, "quiet", without_timed(TAKEAWAY, "quiet"))
+    add_app(session, "quiet", without_timed(TAKEAWAY, "quiet"), create_tables=True)
     # Every connection with a timed move gets its minute's job; the job reads the pause.
     assert connections_with_minute_work(session) == ["takeaway"]
     now = datetime(2026, 7, 7, 12, 0, tzinfo=UTC)
@@ -288,7 +289,7 @@ def test_pausing_an_unknown_connection_is_not_found(session: Session) -> None:
 
 def test_an_app_that_passes_the_check_is_saved(session: Session, venue_url: str) -> None:
     add_connection(session, "venue", venue_url)
-    app = add_app(session, "venue", TAKEAWAY)
+    app = add_app(session, "venue", TAKEAWAY, create_tables=True)
     assert app.manifest == TAKEAWAY
     assert app.model.tables["orders"].states is not None
     assert app.has_minute_work
@@ -327,7 +328,7 @@ def test_an_app_of_the_same_name_is_replaced_only_when_asked(
     session: Session, venue_url: str
 ) -> None:
     add_connection(session, "venue", venue_url)
-    add_app(session, "venue", TAKEAWAY)
+    add_app(session, "venue", TAKEAWAY, create_tables=True)
     changed = copy.deepcopy(TAKEAWAY)
     changed["title"] = "Takeaway, second edition"
     with pytest.raises(AlreadyExists):
@@ -340,7 +341,7 @@ def test_two_apps_of_a_connection_never_share_a_table_in_one_schema(
     session: Session, venue_url: str
 ) -> None:
     add_connection(session, "venue", venue_url)
-    add_app(session, "venue", TAKEAWAY)
+    add_app(session, "venue", TAKEAWAY, create_tables=True)
     with pytest.raises(AlreadyExists) as refused:
         add_app(session, "venue", without_timed(TAKEAWAY, "deli"))
     assert refused.value.details == {"app": "takeaway", "tables": ["orders"], "schema": "public"}
@@ -396,7 +397,7 @@ def test_a_role_of_an_app_and_a_second_role_keep_the_first_token(
     session: Session, venue_url: str
 ) -> None:
     add_connection(session, "venue", venue_url)
-    app = add_app(session, "venue", TAKEAWAY)
+    app = save_app(session, "venue", TAKEAWAY)
     first = add_user(session, "cook@example.org", "kitchen", app="venue/takeaway")
     second = add_user(session, "cook@example.org", "counter", app="takeaway")
     again = add_user(session, "cook@example.org", "counter", app="takeaway")
@@ -418,7 +419,7 @@ def test_a_role_must_be_the_apps(
     session: Session, venue_url: str, role: str, app: str | None, error: type[Exception]
 ) -> None:
     add_connection(session, "venue", venue_url)
-    add_app(session, "venue", TAKEAWAY)
+    save_app(session, "venue", TAKEAWAY)
     with pytest.raises(error):
         add_user(session, "cook@example.org", role, app=app)
     assert session.scalar(sa.select(sa.func.count()).select_from(User)) == 0

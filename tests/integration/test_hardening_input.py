@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
-from services.apps import add_app
+from services.apps import save_app
 from services.connections import add_connection
 from services.models import db
 from tests.integration.api_fixtures import Clock, Site, api_manifest, rows_path
@@ -265,7 +265,7 @@ def gone(screens_site: Site) -> str:
     """A connection `gone` whose database does not answer, with the venue app as `ghost`."""
     with screens_site.app.app_context():
         add_connection(db.session, "gone", GONE_URL, None)
-        add_app(db.session, "gone", {**api_manifest(), "name": "ghost", "schema": "ghost"})
+        save_app(db.session, "gone", {**api_manifest(), "name": "ghost", "schema": "ghost"})
     return "gone"
 
 

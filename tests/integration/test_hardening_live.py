@@ -7,7 +7,7 @@ import pytest
 import redis
 from simple_websocket import Client
 
-from services.apps import add_app
+from services.apps import save_app
 from services.connections import add_connection
 from services.events import Publisher
 from services.models import db
@@ -27,7 +27,7 @@ def annex(screens_site: Site) -> str:
     with screens_site.app.app_context():
         add_connection(db.session, "annex", "postgresql://postgres@127.0.0.1:1/annex", None)
         for name in ("other", "extra"):
-            add_app(db.session, "annex", {**api_manifest(), "name": name, "schema": name})
+            save_app(db.session, "annex", {**api_manifest(), "name": name, "schema": name})
         add_user(db.session, SPLIT, "clerk", "venue/other", password=PASSWORD)
         add_user(db.session, SPLIT, "staff", "annex/extra")
     return "annex"

@@ -8,14 +8,17 @@ from collections.abc import Callable, Iterator
 
 import pytest
 import sqlalchemy as sa
+from click.testing import CliRunner
 from sqlalchemy.engine import Engine
 
-from core.store.install import reminder_indexes
+from adminium.cli import main
+from core.store.install import reminder_indexes, timed_indexes
 from services.apps import add_app, install_adminium_tables
 from services.connections import add_connection, get_connection
 from services.indexes import index_name
 from services.storage import connection_engine, engine_for, open_session, upgrade_control_plane
 from tests.integration.outbox_fixtures import mail_shop_manifest
+from tests.integration.sweep_fixtures import SHOP
 
 
 @pytest.fixture
@@ -73,3 +76,44 @@ def test_start_up_builds_the_reminder_index_an_older_database_lacks(control: str
         install_adminium_tables(session)
         again = index_state(engine, name)
         assert again is not None and again[1] and again[0] != built[0]
+
+
+def test_start_up_never_indexes_a_table_adminium_did_not_make_unless_asked(
+    make_database: Callable[[], str],
+) -> None:
+    control, venue = make_database(), make_database()
+    upgrade_control_plane(control)
+    engine = engine_for(venue)
+    with engine.begin() as conn:  # the venue's own tables, made by its POS
+        conn.execute(
+            sa.text(
+                "CREATE TABLE public.settings (id serial PRIMARY KEY, sweep_on boolean NOT NULL"
+                " DEFAULT true); CREATE TABLE public.orders (id serial PRIMARY KEY, status"
+                " varchar(9) NOT NULL, due_at timestamptz, note text, cancel_code text)"
+            )
+        )
+    with open_session(control) as session:
+        add_connection(session, "pos", venue, "Europe/London")
+        add_app(session, "pos", SHOP)
+        [statement] = timed_indexes(get_connection(session, "pos").apps[0].model)
+        name = index_name(statement)
+        install_adminium_tables(session)  # what `adminium run` does as it starts
+        assert index_state(engine, name) is None
+        # The app's comparison says so, with the SQL for its DBA.
+        agreement = get_connection(session, "pos").apps[0].agreement
+        assert agreement is not None
+        [missing] = agreement.disagreements
+        assert missing["kind"] == "index-missing"
+        assert missing["sql"] == [
+            f'CREATE INDEX CONCURRENTLY IF NOT EXISTS "{name}" ON "public"."orders" ("status",'
+            ' "due_at");'
+        ]
+    built = CliRunner().invoke(
+        main, ["indexes", "pos", "--build"], env={"DATABASE_URL": control, "REDIS_URL": ""}
+    )
+    assert built.exit_code == 0, built.output
+    assert built.output == f"built {name} (app shop)\n"
+    found = index_state(engine, name)
+    assert found is not None and found[1]
+    engine.dispose()
+    engine_for(control).dispose()

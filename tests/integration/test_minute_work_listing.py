@@ -7,7 +7,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from services.apps import add_app
+from services.apps import save_app
 from services.connections import add_connection, connections_with_minute_work
 from services.storage import engine_for, open_session, upgrade_control_plane
 from tests.integration.sweep_fixtures import SHOP
@@ -29,16 +29,16 @@ def test_an_app_saved_with_or_without_its_timed_move_is_listed_or_not_at_the_nex
         with open_session(control) as session:
             add_connection(session, "b-shop", make_database())
             add_connection(session, "a-quiet", make_database())
-            add_app(session, "a-quiet", quiet(SHOP))
-            add_app(session, "b-shop", SHOP)
+            save_app(session, "a-quiet", quiet(SHOP))
+            save_app(session, "b-shop", SHOP)
             assert connections_with_minute_work(session) == ["b-shop"]
             # Each save moves the row's updated_at, so the verdict is asked again.
-            add_app(session, "a-quiet", SHOP, replace=True)
+            save_app(session, "a-quiet", SHOP, replace=True)
             assert connections_with_minute_work(session) == ["a-quiet", "b-shop"]
-            add_app(session, "b-shop", quiet(SHOP), replace=True)
+            save_app(session, "b-shop", quiet(SHOP), replace=True)
             assert connections_with_minute_work(session) == ["a-quiet"]
             # A second app with minute work lists its connection once.
-            add_app(session, "a-quiet", {**SHOP, "name": "other", "schema": "other"})
+            save_app(session, "a-quiet", {**SHOP, "name": "other", "schema": "other"})
             assert connections_with_minute_work(session) == ["a-quiet"]
     finally:
         engine_for(control).dispose()

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 from flask.testing import FlaskClient
 
-from services.apps import add_app
+from services.apps import save_app
 from services.connections import add_connection
 from services.models import db
 from tests.integration.api_fixtures import Site, api_manifest
@@ -218,7 +218,7 @@ def test_connection_whose_database_does_not_answer_says_so(
     # A connection to a database nobody made: its card names the trouble, its lists answer 502.
     with screens_site.app.app_context():
         add_connection(db.session, "gone", "postgresql://postgres@127.0.0.1:1/nowhere", None)
-        add_app(db.session, "gone", {**api_manifest(), "name": "ghost", "schema": "ghost"})
+        save_app(db.session, "gone", {**api_manifest(), "name": "ghost", "schema": "ghost"})
     admin = signed_in("admin")
     page = admin.get("/connections").text
     card = page[page.index('id="connection-gone"') :]

@@ -13,7 +13,7 @@ from sqlalchemy import event
 
 from core.manifest.model import load_app
 from services import apps
-from services.apps import SweptApps, add_app, swept_apps
+from services.apps import SweptApps, save_app, swept_apps
 from services.connections import add_connection, get_connection
 from services.errors import NotFound
 from services.recent import LeastRecent
@@ -44,7 +44,7 @@ def venue(control: str, make_database: Callable[[], str]) -> str:
     with open_session(control) as session:
         add_connection(session, name, make_database(), "Europe/London")
         for manifest in (SHOP, BAR, NOTES):
-            add_app(session, name, manifest)
+            save_app(session, name, manifest)
     return name
 
 
@@ -87,7 +87,7 @@ def test_an_app_saved_since_is_read_again_and_only_it(
     orders = {**SHOP["tables"]["orders"]}
     orders["states"] = {**orders["states"], "timed": [timed]}
     with open_session(control) as session:
-        add_app(
+        save_app(
             session, venue, {**BAR, "tables": {**BAR["tables"], "orders": orders}}, replace=True
         )
     parsed.clear()  # the save parses it too
@@ -164,7 +164,7 @@ def test_a_warm_read_is_one_statement_and_a_saved_app_adds_one_for_it_alone(
         orders = {**SHOP["tables"]["orders"]}
         orders["states"] = {**orders["states"], "timed": [timed]}
         with open_session(control) as session:
-            bar = add_app(
+            bar = save_app(
                 session, venue, {**BAR, "tables": {**BAR["tables"], "orders": orders}}, replace=True
             )
             bar_id = bar.id

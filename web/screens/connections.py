@@ -12,6 +12,7 @@ from werkzeug.wrappers import Response
 
 from core.sweep.faults import adminium_missing
 from core.sweep.hold_reads import set_aside_count
+from services.agreement import Disagreeing, disagreeing
 from services.apps import app_store
 from services.connections import set_paused
 from services.errors import first_line
@@ -55,6 +56,8 @@ class ConnectionView:
     """Minute sweeps the fence turned away: how many, the latest, who held it since when."""
     missing: bool = False
     """The trouble is that the database lacks Adminium's own tables (said as a sentence)."""
+    disagree: Disagreeing | None = None
+    """The apps' last comparisons with their tables: how many disagreements, the first."""
 
     @property
     def dom_id(self) -> str:
@@ -75,6 +78,7 @@ def read_connection(
 ) -> ConnectionView:
     """The card of one connection: its sweep's health, the next move due, rows set aside now."""
     stores = [app_store(a) for a in apps if a.has_minute_work]
+    disagree = disagreeing(apps)
     try:
         figures = clock_figures(stores, connection, clock()) if stores else None
         aside = set_aside_count(stores) if stores else 0
@@ -84,12 +88,29 @@ def read_connection(
             log.warning("connection %s: its database did not answer", connection.name)
         trouble = missing or first_line(error)
         return ConnectionView(
-            connection, apps, None, None, may_pause, trouble, removable, missing=missing is not None
+            connection,
+            apps,
+            None,
+            None,
+            may_pause,
+            trouble,
+            removable,
+            missing=missing is not None,
+            disagree=disagree,
         )
     dropped = missed(publisher().client, connection.name)
     fenced = turned_away(publisher().client, connection.name)
     return ConnectionView(
-        connection, apps, figures, aside, may_pause, None, removable, dropped, fenced
+        connection,
+        apps,
+        figures,
+        aside,
+        may_pause,
+        None,
+        removable,
+        dropped,
+        fenced,
+        disagree=disagree,
     )
 
 
