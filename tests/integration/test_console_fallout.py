@@ -119,7 +119,8 @@ def test_a_refusal_by_a_linked_row_names_it_everywhere_the_operator_looks(
         sign_in(client, "admin@kitchen.test")
         page = client.get(f"/connections/{console.name}/set-aside")
         assert page.status_code == 200
-        assert f"Refused by desks {desk}: " in page.text
+        # In staff words: the linked row that refused, by its table's title, first.
+        assert f"Desks #{desk}: " in page.text
     finally:
         stop_hub(app)
         with app.app_context():
