@@ -34,6 +34,7 @@ from web.screens.access import (
     screen_connection,
     signed_in_user,
 )
+from web.screens.bump import VIEWS
 from web.screens.samples import may_remove_sample
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,7 @@ def _screen() -> Screen:
             args.get("q", ""),
             args.get("state", ""),
             roles,
+            view=args.get("view", "") if args.get("view", "") in VIEWS else "",
             user=user.id,
         )
     if kind in ("pending", "set_aside"):

@@ -19,6 +19,7 @@ from web.screens import (
     auth,
     bar,
     boards,
+    bump,
     clock_log,
     connections,
     labels,
@@ -65,6 +66,7 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
         outbox,
         webhooks,
         clock_log,
+        bump,
     ):
         app.register_blueprint(module.bp)
     webhooks.init_app(app, csrf)
