@@ -16,6 +16,7 @@ from flask_wtf.csrf import CSRFProtect
 
 from services.models import Connection
 from web.screens import (
+    all_day,
     auth,
     bar,
     boards,
@@ -67,6 +68,7 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
         webhooks,
         clock_log,
         bump,
+        all_day,
     ):
         app.register_blueprint(module.bp)
     webhooks.init_app(app, csrf)
