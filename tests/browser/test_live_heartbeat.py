@@ -17,7 +17,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -101,10 +101,14 @@ def seconds_of(shown: str) -> int:
 
 
 def test_a_stopped_web_is_said_offline_within_12_s_and_refetched_when_it_runs_again(
-    page: Page, screens_site: Site, web_process: tuple[str, int]
+    page: Page,
+    screens_site: Site,
+    web_process: tuple[str, int],
+    screenshot: Callable[[str], Path],
 ) -> None:
     base, group = web_process
     key = add_order(screens_site, datetime.now(UTC) + timedelta(hours=1))
+    page.set_viewport_size({"width": 1920, "height": 1080})
     sign_in(page, base, "staff@venue.test", "/apps/venue/venue/orders/wall")
     wait_live(page)
     card = page.locator(f"#column-orders-placed #row-orders-{key}")
@@ -137,6 +141,7 @@ def test_a_stopped_web_is_said_offline_within_12_s_and_refetched_when_it_runs_ag
         # The last message heard: the ping above or a later one, before the stop (the
         # shown clock ticks on the second, so it may read a second behind).
         assert opened - 1 <= seconds_of(said.group(1)) <= stopped + 1, (pinged, said.group(1))
+        screenshot("wall_offline")
         # While it is stopped the order is confirmed behind its back (no event published):
         # only a fetch of the board made after it runs again can show it.
         store = screens_site.store()
