@@ -11,6 +11,7 @@
   let config = null;
   let moves = {};
   let selectAfter = null; // { gone: the bumped card's id, next: the card to select then }
+  let selected = ""; // the id of the ticket picked last (a refetch may take its focus away)
 
   function storeKey() { return `adminium:bumped:${window.location.pathname}`; }
   function bumped() {
@@ -98,7 +99,7 @@
       .map((column) => Array.from(column.querySelectorAll(".card[id]")))
       .filter((list) => list.length);
     if (!columns.length) { return null; }
-    const card = from && from.closest(".card[id]");
+    const card = (from && from.closest(".card[id]")) || (selected && document.getElementById(selected));
     let c = card ? columns.findIndex((list) => list.includes(card)) : -1;
     if (c < 0) { return columns[0][0]; }
     let r = columns[c].indexOf(card);
@@ -165,6 +166,11 @@
       event.preventDefault();
       openRecall();
     }
+  });
+
+  document.addEventListener("focusin", (event) => {
+    const card = event.target instanceof Element ? event.target.closest(".board .card[id]") : null;
+    if (card) { selected = card.id; }
   });
 
   document.addEventListener("click", (event) => {
