@@ -152,7 +152,9 @@ def test_the_plain_wall_is_display_only_and_the_touch_wall_bumps_on_a_tap(
     page.keyboard.press("Enter")
     assert status(screens_site, key) == "placed"
 
-    page.goto(f"{base}{BOARD}/wall?touch=1")
+    page.goto(f"{base}{BOARD}")
+    page.get_by_role("link", name="Wall for a touch screen").click()
+    expect(page).to_have_url(f"{base}{BOARD}/wall?touch=1")
     wait_live(page)
     expect(page.locator(".board a")).to_have_count(0)
     page.locator(f"#row-orders-{key}").click()
