@@ -212,6 +212,12 @@ def parse_text(text: str) -> tuple[Any, list[Refusal]]:
         sentence = f"this is not JSON: {exc.msg[:1].lower()}{exc.msg[1:]}"
         return None, [Refusal(f"line {exc.lineno}, column {exc.colno}", sentence)]
     except ValueError as exc:
+        if "integer string conversion" in str(exc):  # Python reads no int of 4,300+ digits
+            sentence = (
+                "a number of more than 4,300 digits is beyond the largest number a manifest"
+                f" holds: write one from -{base.LARGEST_NUMBER:,} to {base.LARGEST_NUMBER:,}"
+            )
+            return None, [Refusal("manifest", sentence)]
         return None, [Refusal("manifest", f"{exc} is not a JSON number: write a number or a text")]
     except RecursionError:
         return None, [Refusal("manifest", "the document is nested too deeply to read")]

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from core.manifest.check import Refusal, check_manifest
+from core.manifest.check import Refusal, check_manifest, check_manifest_text
 from tests.core.manifest_cases import EXAMPLE_NAMES, example, node
 
 SHIFT = "is too long: a shift of at most 3,650 days (87,600 hours, 5,256,000 minutes)"
@@ -27,6 +27,19 @@ def test_a_shift_of_400_digits_is_refused_with_the_shift_bound() -> None:
     days = int("9" * 400)
     refusals = _refusals("tickets", *AFTER, "minus", value={"days": days})
     assert refusals == [Refusal(f"{AFTER_AT}.minus.days", f"a number of 400 digits {SHIFT}")]
+
+
+def test_a_number_python_cannot_read_in_manifest_text_is_one_refusal() -> None:
+    text = json.dumps(example("tickets")).replace(
+        '{"minutes": 30}', '{"days": 1' + "0" * 5000 + "}"
+    )
+    assert check_manifest_text(text) == [
+        Refusal(
+            "manifest",
+            "a number of more than 4,300 digits is beyond the largest number a manifest holds:"
+            " write one from -9,007,199,254,740,991 to 9,007,199,254,740,991",
+        )
+    ]
 
 
 def test_a_shift_one_past_ten_years_is_refused_in_each_unit() -> None:
