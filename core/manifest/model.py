@@ -24,6 +24,7 @@ from pydantic import Discriminator, Field, Tag
 from core.manifest.automation_model import Automation
 from core.manifest.base import (
     NAME_PATTERN,
+    TEXT_MOST,
     WALL_TIME_PATTERN,
     Model,
     Name,
@@ -176,7 +177,7 @@ class Column(Model):
     ref: Name
     type: ColumnType
     nullable: bool = False
-    max_length: int | None = Field(default=None, alias="maxLength", ge=1)
+    max_length: int | None = Field(default=None, alias="maxLength", ge=1, le=TEXT_MOST)
     precision: int | None = Field(default=None, ge=1, le=1000)
     """A numeric's digits in all, as numeric(precision, scale) keeps them."""
     scale: int | None = Field(default=None, ge=0, le=1000)
