@@ -23,8 +23,11 @@ from tests.integration.pipeline_fixtures import at
 from tests.integration.screens_fixtures import PASSWORD, add_order, forbid_cancel_with_note
 
 pytestmark = pytest.mark.browser
-LIVE_MS = 2_000
-"""How long a pushed change may take to show on an open screen."""
+LIVE_MS = 15_000
+"""The deadline for a pushed change to show on an open screen (as PUSH_DEADLINE in
+tests/integration/test_screens_live.py): the wait ends when the change is drawn; a push
+takes well under a second (bench/live.py measures it), but a loaded machine may hold the
+page or the hub's thread for seconds."""
 
 
 @pytest.fixture(scope="module")
