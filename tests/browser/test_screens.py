@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import redis
@@ -41,12 +42,16 @@ def base(screens_site: Site) -> Iterator[str]:
 
 
 def sign_in(page: Page, base: str, email: str, target: str = "/connections") -> None:
-    """Sign in through the form, on the way to `target`."""
+    """Sign in through the form, on the way to `target`, and wait until the page it leads to
+    has loaded: its deferred scripts run, so htmx has bound its forms. (A button clicked
+    before that submits its form as a plain GET, reloading the page with no request made:
+    under load that lost "Add sample data"'s answer.)"""
     page.goto(f"{base}{target}")
     expect(page).to_have_title("Sign in · Adminium")
     page.get_by_label("Email").fill(email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(lambda url: urlsplit(url).path != "/signin", wait_until="load")
 
 
 def wait_live(page: Page) -> None:
@@ -169,7 +174,9 @@ def test_reopened_socket_refetches_what_it_missed(
     # The server side fails: every socket is closed with 1011, and the ws extension reconnects.
     screens_site.app.extensions["adminium.live"].close_all()
 
-    expect(page.locator(f"#column-orders-confirmed #row-orders-{key}")).to_be_visible(timeout=5_000)
+    expect(page.locator(f"#column-orders-confirmed #row-orders-{key}")).to_be_visible(
+        timeout=LIVE_MS
+    )
     expect(page.locator("body[data-live=open]")).to_have_count(1)
 
 
