@@ -195,8 +195,8 @@ def test_a_page_whose_session_has_gone_is_told_signed_out_and_closed_4401(base_u
     messages = []
     with pytest.raises(ConnectionClosed):
         while True:
-            messages.append(page.receive(timeout=5))
-            assert messages[-1] is not None, "no close within 5 s"
+            messages.append(page.receive(timeout=PUSH_DEADLINE))
+            assert messages[-1] is not None, f"no close within {PUSH_DEADLINE:g} s"
     assert messages == ["adminium:signed-out"]
     assert page.close_reason == 4401
 
