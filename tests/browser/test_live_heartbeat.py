@@ -13,10 +13,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,69 +23,38 @@ from playwright.sync_api import Page, expect
 
 from tests.browser.test_screens import sign_in, wait_live
 from tests.integration.api_fixtures import Site
-from tests.integration.launching import free_port
+from tests.integration.launching import UP_SECONDS, free_port, wait_for
+from tests.integration.procfile_web import _start as start_web
+from tests.integration.procfile_web import answers
 from tests.integration.screens_fixtures import add_order
 
 pytestmark = pytest.mark.browser
-ROOT = Path(__file__).resolve().parents[2]
-UP_SECONDS = 60.0
-"""How long gunicorn may take to answer its first page on a loaded machine."""
 OFFLINE_MS = 12_000
 """The issue's bound: "offline" within 12 s of the stop (10 s of silence, then said)."""
 
 
-def procfile_web() -> str:
-    """The Procfile's `web:` command."""
-    for line in (ROOT / "Procfile").read_text().splitlines():
-        if line.startswith("web:"):
-            return line.removeprefix("web:").strip()
-    raise AssertionError("the Procfile has no web line")
-
-
 @pytest.fixture
-def web_process(screens_site: Site, redis_url: str, tmp_path: Path) -> Iterator[tuple[str, int]]:
-    """The Procfile's web on a free port, in its own process group; its base URL and pid."""
+def web_process(screens_site: Site, redis_url: str) -> Iterator[tuple[str, int]]:
+    """The Procfile's web on a free port, in its own process group (the start of
+    tests/integration/procfile_web.py); its base URL and process group."""
     port = free_port()
-    env = {
-        **os.environ,
-        "PORT": str(port),
+    config = {
         "DATABASE_URL": str(screens_site.app.config["DATABASE_URL"]),
         "REDIS_URL": redis_url,
         "SECRET_KEY": "heartbeat-test-secret",
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
-    log = tmp_path / "web.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            ["sh", "-c", procfile_web()],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    base = f"http://127.0.0.1:{port}"
+    process = start_web(config, port)
     try:
-        deadline = time.monotonic() + UP_SECONDS
-        while True:
-            assert process.poll() is None, log.read_text(errors="replace")
-            try:
-                with urllib.request.urlopen(f"{base}/signin", timeout=5) as reply:
-                    if reply.status == 200:
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
-            assert time.monotonic() < deadline, log.read_text(errors="replace")
-            time.sleep(0.3)
-        yield base, process.pid
+        wait_for("the web answers", lambda: answers(port), UP_SECONDS)
+        yield f"http://127.0.0.1:{port}", process.pid
     finally:
         os.killpg(process.pid, signal.SIGCONT)
-        os.killpg(process.pid, signal.SIGTERM)
+        os.killpg(process.pid, signal.SIGQUIT)  # gunicorn: stop now
         try:
-            process.wait(30)
+            process.wait(15)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
-            process.wait(10)
+            process.wait(5)
 
 
 def seconds_of(shown: str) -> int:
