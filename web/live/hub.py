@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 import redis
-from flask import Flask, current_app, render_template
+from flask import Flask, current_app, g, render_template
 
 from services import redis_client
 from services.connections import get_connection
@@ -290,6 +290,7 @@ class Hub:
     def _render(self, screen: Screen, events: Sequence[Mapping[str, Any]]) -> str:
         """One screen's fragments, in a request context of its own (for `url_for`)."""
         with self.app.test_request_context("/live", base_url=screen.base_url):
+            g.card_view = screen.view  # a board's cards as its screen draws them
             try:
                 return screen.render_all(events)
             except Exception:

@@ -16,9 +16,11 @@ from flask_wtf.csrf import CSRFProtect
 
 from services.models import Connection
 from web.screens import (
+    all_day,
     auth,
     bar,
     boards,
+    bump,
     clock_log,
     connections,
     labels,
@@ -65,6 +67,8 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
         outbox,
         webhooks,
         clock_log,
+        bump,
+        all_day,
     ):
         app.register_blueprint(module.bp)
     webhooks.init_app(app, csrf)
