@@ -94,9 +94,13 @@ class Board:
         return len(self.columns.get(state, []))
 
     def more(self, state: str) -> str:
-        """A final column's rest in words (`1,234`, `1,000+`), or the empty string."""
+        """A final column's rest in words (`1,234 on other days`, `998+ more`), or the
+        empty string when it shows every row of its state."""
         rest, bounded = self.rest.get(state, (0, False))
-        return f"{rest:,}+" if bounded else (f"{rest:,}" if rest else "")
+        if not rest and not bounded:
+            return ""
+        where = "on other days" if self.window == "today" else "more"
+        return f"{rest:,}{'+' if bounded else ''} {where}"
 
     @property
     def others(self) -> tuple[str, ...]:
