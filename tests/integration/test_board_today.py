@@ -111,12 +111,19 @@ def test_a_final_window_the_board_names_and_thresholds_the_manifest_checks(
 
 
 def test_the_manifest_check_refuses_thresholds_out_of_range() -> None:
-    from core.manifest.model import Board
+    import json
+    from pathlib import Path
 
-    with pytest.raises(ValueError, match="less than or equal to 1440"):
-        Board(soon_minutes=5000)
-    with pytest.raises(ValueError, match="greater than or equal to 1"):
-        Board(final_hours=0)
+    from core.manifest.check import check_manifest
+
+    manifest = json.loads(Path("examples/takeaway.json").read_text())
+    board = manifest["tables"]["orders"]["board"]
+    assert check_manifest(manifest) == []
+    board["soon_minutes"] = 5000
+    board["final_hours"] = 0
+    said = {(r.where, r.sentence) for r in check_manifest(manifest)}
+    assert ("tables.orders.board.soon_minutes", "5000 is too large: write at most 1440") in said
+    assert any(where == "tables.orders.board.final_hours" for where, _ in said)
 
 
 def test_counts_are_bounded_and_no_statement_reads_the_whole_table(
