@@ -14,7 +14,9 @@ Then `--closed` closed orders are added (picked up or cancelled, pickups over th
 before today), the table VACUUMed and ANALYZEd as autovacuum would have it, and the same
 pages fetched again by the same web; for each further `--closed` figure, more rows are
 added up to it. One JSON line a page and size: median ms of the GETs, bytes, and the ratio
-to the page without the history (issue 36's goal: at most 1.5).
+to the page without the history (issue 36's goal: at most 1.5). Beside them, the board's
+database work alone in this process (`read_board`, and the counts a push of one move sends):
+what the history costs, with less of the machine's load in it than a page through HTTP.
 
 Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/pages.py
      [--closed 300000 3000000] [--gets 15] [--open 30]
@@ -182,6 +184,35 @@ def measure(client: Client, path: str, headers: dict[str, str], gets: int) -> tu
     return statistics.median(took), len(body)
 
 
+def board_reads(control: str, gets: int) -> tuple[float, float]:
+    """The board's database work alone, in this process (no HTTP, no rendering): the median
+    ms of `gets` reads of the takeaway's board (`web.screens.reading.read_board`) and of
+    its push's counts (`state_counts`), after WARM of each."""
+    from services.apps import app_store, lookup_app
+    from services.storage import open_session
+    from web.screens.reading import read_board, state_counts
+
+    with open_session(control) as session:
+        app = lookup_app(session, "demo", "takeaway")
+        assert app is not None
+        store = app_store(app)
+        now = datetime.now(UTC)
+        figures = []
+        for read in (
+            lambda: read_board(store, "orders", now=now),
+            lambda: state_counts(store, "orders", now=now),
+        ):
+            for _ in range(WARM):
+                read()
+            took = []
+            for _ in range(gets):
+                began = time.perf_counter()
+                read()
+                took.append((time.perf_counter() - began) * 1000)
+            figures.append(statistics.median(took))
+    return figures[0], figures[1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--closed", type=int, nargs="+", default=[300_000], metavar="ROWS")
@@ -204,6 +235,7 @@ def main() -> None:
             if closed > added:
                 add_closed(venue, closed - added)
                 added = closed
+            read_ms, counts_ms = board_reads(control, options.gets)
             for name, (path, headers) in measured.items():
                 ms, size = measure(client, path, headers, options.gets)
                 without.setdefault(name, ms)
@@ -214,6 +246,18 @@ def main() -> None:
                     closed=closed,
                     median_ms=round(ms, 2),
                     bytes=size,
+                    ratio=round(ms / without[name], 2),
+                    goal=GOAL,
+                    load_1m=round(os.getloadavg()[0], 2),
+                )
+            for name, ms in (("board_read_in_process", read_ms), ("push_counts", counts_ms)):
+                without.setdefault(name, ms)
+                emit(
+                    bench="pages",
+                    page=name,
+                    open=options.open_orders,
+                    closed=closed,
+                    median_ms=round(ms, 3),
                     ratio=round(ms / without[name], 2),
                     goal=GOAL,
                     load_1m=round(os.getloadavg()[0], 2),
