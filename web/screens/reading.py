@@ -18,6 +18,7 @@ from core.manifest.model import Column, MoveSpec, Table
 from core.store.schema import audit
 from core.store.store import Row, Store
 from core.sweep.pending import Waiting, rules_of, waiting_on
+from services.storage import autocommit
 from web.errors import InvalidRequest
 
 BOARD_LIMIT = 2000
@@ -307,7 +308,9 @@ def read_board(
     open_order = [key]
     if shown.time is not None:
         open_order.insert(0, t.c[shown.time.ref].asc().nulls_last())
-    with store.engine.connect() as conn:
+    # Each statement its own transaction: a board read holds no lock between them (a
+    # replace's migration of the same tables waits for one statement, never deadlocks).
+    with autocommit(store.engine).connect() as conn:
         tables = store.read_clock_tables(conn)
         held = [state] if state else held_states(conn, t, column)
         opened = [s for s in held if s not in finals]
