@@ -9,8 +9,9 @@ names one; the defaults leave them out.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
-from core.manifest.model import Column, Table
+from core.manifest.model import Board, Column, Table
 from core.manifest.refusal import Refusal, where
 
 CARD_FIELDS = 3
@@ -41,6 +42,9 @@ SECRET_WORDS = frozenset({"token", "password", "secret", "pin", "hash", "otp"})
 `code` rule writes is one too, whatever its name)."""
 DEFAULT_TYPES = ("text", "enum", "integer", "numeric", "boolean", "date")
 """The types a default card shows (no time of day: the card's time is said once)."""
+DEFAULTS = Board()
+"""A board's thresholds when the manifest names none (due soon 10 min before its time,
+late at its time, the timed move forward within 30 min, final columns the venue's day)."""
 
 
 def _words(name: str) -> set[str]:
@@ -59,10 +63,17 @@ def private_kind(column: Column) -> str | None:
 
 @dataclass(frozen=True)
 class CardSpec:
-    """What a table's cards show: the columns in order, and the column of its time."""
+    """What a table's cards show: the columns in order, and the column of its time; how
+    near its time an open ticket is due soon and past it late, how near its timed move
+    comes forward, and the window of its final columns (hours either side of now; None:
+    the venue's day)."""
 
     columns: tuple[Column, ...]
     time: Column | None
+    soon: timedelta = timedelta(minutes=DEFAULTS.soon_minutes)
+    late: timedelta = timedelta(minutes=DEFAULTS.late_minutes)
+    near: timedelta = timedelta(minutes=DEFAULTS.move_near_minutes)
+    final_hours: int | None = None
 
 
 def _column(table: Table, name: str | None) -> Column | None:
@@ -99,12 +110,21 @@ def default_card(table: Table, time: Column | None) -> tuple[Column, ...]:
 
 def card_spec(table: Table) -> CardSpec:
     """What the table's cards show: its `board` where it names them, else the defaults."""
-    board = table.board
-    time = _column(table, board.time) if board and board.time else default_time(table)
-    if board and board.card is not None:
+    board = table.board or DEFAULTS
+    time = _column(table, board.time) if board.time else default_time(table)
+    if board.card is not None:
         named = [_column(table, name) for name in board.card]
-        return CardSpec(tuple(c for c in named if c is not None), time)
-    return CardSpec(default_card(table, time), time)
+        columns = tuple(c for c in named if c is not None)
+    else:
+        columns = default_card(table, time)
+    return CardSpec(
+        columns,
+        time,
+        timedelta(minutes=board.soon_minutes),
+        timedelta(minutes=board.late_minutes),
+        timedelta(minutes=board.move_near_minutes),
+        board.final_hours,
+    )
 
 
 def check_board(out: list[Refusal], at: tuple[str | int, ...], name: str, table: Table) -> None:
@@ -146,4 +166,12 @@ def check_board(out: list[Refusal], at: tuple[str | int, ...], name: str, table:
                 (*at, "time"),
                 f'"{name}.{board.time}" is {column.type}: a card\'s time is a timestamptz,'
                 " a timestamp or a date column",
+            )
+    timed = {"soon_minutes", "late_minutes", "final_hours"} & board.model_fields_set
+    if timed and card_spec(table).time is None:
+        for field in sorted(timed):
+            out_append(
+                (*at, field),
+                f'"{name}" has no time column for its cards (a "time", or a timestamptz,'
+                f' timestamp or date column): "{field}" counts from a card\'s time',
             )

@@ -345,6 +345,15 @@ class Board(Model):
     """The column that holds the time the row is for (`pickup_at`), shown large."""
     all_day: AllDay | None = None
     """What the board adds up across its open tickets (its wall's all-day strip)."""
+    soon_minutes: int = Field(default=10, ge=0, le=1440)
+    """How long before its time an open ticket is due soon (amber)."""
+    late_minutes: int = Field(default=0, ge=0, le=1440)
+    """How long past its time an open ticket is late (red): 0, at its time."""
+    move_near_minutes: int = Field(default=30, ge=0, le=1440)
+    """How near its timed move must be (or passed) for a card to bring it forward."""
+    final_hours: int | None = Field(default=None, ge=1, le=168)
+    """The window a final state's column shows: rows whose time is within this many hours
+    of now; without it, the venue's day on the connection's clock."""
 
 
 class Table(Model):

@@ -377,34 +377,184 @@ document.addEventListener("htmx:load", () => {
   document.querySelectorAll("form.bulk").forEach(offerCommonMoves);
 });
 
-// The wall: each column as wide as its share of the cards allows, and its cards at the
-// largest size that lets all of them show (data-fit -2 and
-// -1 larger than the 28 px of 0, for a few cards), shrinking a step at a time (1..4) only
-// when it holds more than fits at 28 px; past the last step the column scrolls.
-const FIT_LEVELS = [-2, -1, 0, 1, 2, 3, 4];
-function fitWall() {
-  if (!document.body.classList.contains("wall")) { return; }
-  // The width first: a column's share grows with its cards (1 + its count, at most 8).
-  document.querySelectorAll(".column").forEach((column) => {
-    const count = column.querySelectorAll(".card").length;
-    column.dataset.weight = String(Math.min(1 + count, 8));
-  });
-  document.querySelectorAll(".column").forEach((column) => {
-    const cards = column.querySelector(".cards");
-    if (!cards) { return; }
-    const fits = FIT_LEVELS.find((level) => {
-      column.dataset.fit = String(level);
-      return cards.scrollHeight <= cards.clientHeight + 1;
-    });
-    column.dataset.fit = String(fits === undefined ? FIT_LEVELS[FIT_LEVELS.length - 1] : fits);
+// A ticket's urgency by the time it is for (the card's data-time, the board's thresholds in
+// data-soon / data-late seconds), on the server's clock, each second: so a card turns amber
+// and red at its own minute, not at the next refetch. The words are the server's
+// (web/screens/times.py `ticket_words`): "in 25 min", "due now", "late 12 min".
+function spanWords(seconds) {
+  let minutes = Math.floor(seconds / 60);
+  const days = Math.floor(minutes / 1440); minutes -= days * 1440;
+  const hours = Math.floor(minutes / 60); minutes -= hours * 60;
+  return [[days, "d"], [hours, "h"], [minutes, "min"]].filter(([n]) => n)
+    .slice(0, 2).map(([n, unit]) => `${n} ${unit}`).join(" ");
+}
+function ticketWords(left) {
+  const span = spanWords(Math.abs(left));
+  if (!span) { return "due now"; }
+  return left > 0 ? `in ${span}` : `late ${span}`;
+}
+const KINDS = ["on-time", "soon", "late"];
+const ticketKinds = new Map(); // card id -> the kind it was last seen with
+let ticketsSeen = null;        // the card ids on the page once it was first drawn
+function tickTickets() {
+  const now = serverNow().getTime();
+  document.querySelectorAll(".card[data-time]").forEach((card) => {
+    const left = (Date.parse(card.dataset.time) - now) / 1000;
+    const late = -left >= Number(card.dataset.late || 0);
+    const kind = late ? "late" : (left <= Number(card.dataset.soon || 0) ? "soon" : "on-time");
+    KINDS.forEach((name) => card.classList.toggle(name, name === kind));
+    const timer = card.querySelector(".timer");
+    const words = ticketWords(left);
+    if (timer && timer.textContent !== words) { timer.textContent = words; }
+    const was = ticketKinds.get(card.id);
+    ticketKinds.set(card.id, kind);
+    if (was !== undefined && was !== "late" && kind === "late") {
+      card.dispatchEvent(new CustomEvent("adminium:late", { bubbles: true }));
+      chime("late");
+    }
   });
 }
-["htmx:afterSettle", "htmx:oobAfterSwap", "htmx:wsAfterMessage"].forEach((name) => {
-  document.addEventListener(name, () => setTimeout(fitWall, 0));
+
+// A new ticket (a card this page has not shown before, pushed on its own) flashes where its
+// time puts it, its column turned to the page that shows it, and the wall chimes.
+function newTickets(added) {
+  if (ticketsSeen === null) { return; }
+  added.forEach((card) => {
+    if (ticketsSeen.has(card.id)) { return; }
+    ticketsSeen.add(card.id);
+    if (card.classList.contains("final")) { return; }
+    card.classList.add("new");
+    setTimeout(() => card.classList.remove("new"), 6000);
+    const column = card.closest(".column");
+    if (column) { column.dataset.show = card.id; }
+    pageWall();
+    card.dispatchEvent(new CustomEvent("adminium:new-ticket", {
+      bubbles: true, detail: { at: performance.timeOrigin + performance.now() } }));
+    chime("new");
+  });
+}
+function noteTickets() {
+  const cards = Array.from(document.querySelectorAll(".card[id]"));
+  if (ticketsSeen === null) {
+    ticketsSeen = new Set(cards.map((card) => card.id));
+    return;
+  }
+  newTickets(cards.filter((card) => !ticketsSeen.has(card.id)));
+}
+
+// The wall's sound: off until someone presses "Sound on" (a browser plays nothing before
+// a gesture), remembered on this screen (localStorage). A chime is a short tone made with
+// WebAudio: rising for a new ticket, falling for one turning late.
+const SOUND_KEY = "adminium.wall.sound";
+let audio = null;
+function soundOn() { return localStorage.getItem(SOUND_KEY) === "on"; }
+function chime(kind) {
+  if (!document.body.classList.contains("wall") || !soundOn()) { return; }
+  try {
+    audio = audio || new AudioContext();
+    if (audio.state === "suspended") { audio.resume(); }
+    const notes = kind === "late" ? [660, 440] : [880, 1320];
+    notes.forEach((frequency, index) => {
+      const start = audio.currentTime + index * 0.18;
+      const tone = audio.createOscillator();
+      const gain = audio.createGain();
+      tone.frequency.value = frequency;
+      gain.gain.setValueAtTime(0.0001, start);
+      gain.gain.exponentialRampToValueAtTime(0.3, start + 0.02);
+      gain.gain.exponentialRampToValueAtTime(0.0001, start + 0.16);
+      tone.connect(gain).connect(audio.destination);
+      tone.start(start);
+      tone.stop(start + 0.17);
+    });
+  } catch (error) { return; } // no audio on this screen: the flash and the colour stand
+  document.dispatchEvent(new CustomEvent("adminium:chime", { detail: { kind } }));
+}
+function showSound() {
+  document.querySelectorAll("button.sound").forEach((button) => {
+    const on = soundOn();
+    button.setAttribute("aria-pressed", on ? "true" : "false");
+    button.textContent = on ? "Sound off" : "Sound on";
+  });
+}
+document.addEventListener("click", (event) => {
+  const button = event.target.closest && event.target.closest("button.sound");
+  if (!button) { return; }
+  localStorage.setItem(SOUND_KEY, soundOn() ? "off" : "on");
+  if (soundOn()) { audio = audio || new AudioContext(); audio.resume(); }
+  showSound();
 });
-window.addEventListener("resize", fitWall);
-document.addEventListener("DOMContentLoaded", fitWall);
-setInterval(fitWall, 2000); // a layout that settled later (fonts, a card's highlight)
+
+// The wall: type fixed (items 28 px and more at 1080p, the time larger), columns as wide
+// as the board sets them (CSS), and an open column that cannot show all its tickets shows
+// them a page at a time, turning each PAGE_MS, and says "+N more". Nothing is ever hidden
+// below the edge of a screen nobody can scroll.
+const PAGE_MS = 8000;
+function pageColumn(column) {
+  const cards = column.querySelector(".cards");
+  const more = column.querySelector(".more");
+  if (!cards || !more) { return; }
+  const items = Array.from(cards.children).filter((card) => card.matches(".card"));
+  items.forEach((card) => card.classList.remove("off-page"));
+  const room = cards.clientHeight;
+  const pages = [];
+  let top = null;
+  items.forEach((card) => {
+    if (top === null || card.offsetTop + card.offsetHeight - top > room + 1) {
+      pages.push([]);
+      top = card.offsetTop;
+    }
+    pages[pages.length - 1].push(card);
+  });
+  let page = Number(column.dataset.page || 0);
+  if (column.dataset.show) {
+    const wanted = pages.findIndex((cardsOf) => cardsOf.some((c) => c.id === column.dataset.show));
+    if (wanted >= 0) { page = wanted; }
+    delete column.dataset.show;
+  }
+  page = pages.length ? page % pages.length : 0;
+  column.dataset.page = String(page);
+  column.dataset.pages = String(pages.length);
+  if (pages.length <= 1) { more.textContent = ""; return; }
+  pages.forEach((cardsOf, index) => {
+    if (index !== page) { cardsOf.forEach((card) => card.classList.add("off-page")); }
+  });
+  more.textContent = `+${items.length - pages[page].length} more · page ${page + 1} of ${pages.length}`;
+}
+function pageWall() {
+  if (!document.body.classList.contains("wall")) { return; }
+  document.querySelectorAll(".column").forEach(pageColumn);
+}
+function turnPages() {
+  document.querySelectorAll(".column[data-pages]").forEach((column) => {
+    const pages = Number(column.dataset.pages);
+    if (pages > 1) { column.dataset.page = String((Number(column.dataset.page) + 1) % pages); }
+  });
+  pageWall();
+}
+// A board's own search or filter draws other cards: those are not new tickets.
+let searched = false;
+document.addEventListener("htmx:beforeRequest", (event) => {
+  if (event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("form.filters")) {
+    searched = true;
+  }
+});
+["htmx:afterSettle", "htmx:oobAfterSwap", "htmx:wsAfterMessage"].forEach((name) => {
+  document.addEventListener(name, () => setTimeout(() => {
+    if (searched && name === "htmx:afterSettle") { searched = false; ticketsSeen = null; }
+    tickTickets(); noteTickets(); pageWall();
+  }, 0));
+});
+window.addEventListener("resize", pageWall);
+function startWall() {
+  tickTickets(); noteTickets(); pageWall(); showSound();
+  setInterval(tickTickets, 1000);
+  if (document.body.classList.contains("wall")) { setInterval(turnPages, PAGE_MS); }
+}
+if (document.readyState === "loading") {
+  document.addEventListener("DOMContentLoaded", startWall);
+} else {
+  startWall();
+}
 
 // The clock's state changed (a stall said or over, paused, resumed): what the cards and the
 // pending rows say of their due moves changes with it, so the lists are fetched again.

@@ -75,6 +75,7 @@ def test_board_card_moves_to_cancelled_when_the_sweep_runs(
     screens_site: Site,
     redis_url: str,
     screenshot: Callable[[str], Path],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Pickup Mon 6 July... Monday is closed: the day ends at midnight. Use Tuesday 7 July
     # 12:30 BST: cancelled at 21:00 BST = 20:00 UTC; swept at 20:01 UTC.
@@ -88,6 +89,8 @@ def test_board_card_moves_to_cancelled_when_the_sweep_runs(
     wait_live(page)
     screenshot("board")
 
+    # The board's clock at the sweep: Tuesday's cancelled orders are the column's today.
+    monkeypatch.setattr(screens_site.clock, "now", at("2026-07-07 20:01"))
     sweep(screens_site, redis_url, "2026-07-07 20:01")
 
     moved = page.locator(f"#column-orders-cancelled #row-orders-{key}")

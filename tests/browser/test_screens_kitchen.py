@@ -126,13 +126,17 @@ def test_wall_at_1080p_is_a_kitchen_display(
     expect(card.locator(".for time")).to_have_text("20:30")
     expect(card.locator(".waits")).to_contain_text("cancels 21:00")
     expect(card.locator(".relative")).to_have_text("in 5 min")
-    expect(card).to_have_class("card soon")
-    expect(page.locator(f"#row-orders-{overdue}")).to_have_class("card overdue")
+    # Urgency by the time each is for (issue 35): Friday's pickup 20:30 BST was 25 min ago,
+    # Thursday's a day ago: both late; Saturday's on time. The timed move's words stay.
+    expect(card).to_have_class("card late")
+    expect(card.locator(".timer")).to_have_text("late 25 min")
+    expect(card.locator(".waits")).to_have_class(re.compile(r"\bnear\b"))  # 5 min to 21:00
+    expect(page.locator(f"#row-orders-{overdue}")).to_have_class("card late")
     expect(page.locator(f"#row-orders-{overdue} .for time")).to_have_text("Thu 13:00")
-    expect(page.locator(f"#row-orders-{later}")).to_have_class("card later")
+    expect(page.locator(f"#row-orders-{later}")).to_have_class("card on-time")
     expect(page.locator(f"#row-orders-{later} .relative")).to_have_text("in 1 d 5 min")
     held = page.locator(f"#row-orders-{aside}")
-    expect(held).to_have_class("card aside")
+    expect(held).to_have_class("card aside late")
     expect(held.locator(".badge.aside")).to_contain_text("set aside until 21:30: ")
     expect(held.locator("dd")).to_have_text(["2 × wrap", "nut allergy"])
     screenshot("wall")
@@ -154,21 +158,23 @@ def test_wall_at_1080p_is_a_kitchen_display(
     )
 
 
-def test_wall_cards_shrink_only_when_a_column_holds_more_than_fits(
+def test_a_full_wall_column_pages_instead_of_shrinking_its_type(
     page: Page, base: str, screens_site: Site
 ) -> None:
+    # 20 open orders for Sunday: more than a column shows at 1080p. Type stays at 28 px
+    # and more (issue 35 item 3; before, it shrank to 20 px); the column pages instead.
     screens_site.clock.now = at("2026-07-10 12:00")
     record_sweep(screens_site, minutes_ago=0)
     save_board(screens_site, KITCHEN_BOARD)
     page.set_viewport_size({"width": 1920, "height": 1080})
     sign_in(page, base, "manager@venue.test", WALL)
     for _ in range(20):
-        add_order(screens_site, at("2026-07-12 11:30"), status="ready", items="1 × wrap")
+        add_order(screens_site, at("2026-07-12 11:30"), status="confirmed", items="1 × wrap")
     page.reload()
     page.wait_for_load_state("networkidle")
-    column = page.locator(".column[data-state=ready]")
-    expect(column).to_have_attribute("data-fit", re.compile(r"^[1-4]$"))
-    assert smallest_card_text(page) >= 20
+    column = page.locator(".column[data-state=confirmed]")
+    expect(column.locator(".more")).to_have_text(re.compile(r"^\+\d+ more · page 1 of \d+$"))
+    assert smallest_card_text(page) >= 28
 
 
 def test_wall_clock_is_set_by_the_server_with_the_round_trip(

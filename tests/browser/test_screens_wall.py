@@ -115,14 +115,19 @@ def test_board_at_1920_fills_the_width_in_flow_order_by_due_with_urgency(
     box = columns.evaluate("c => c.getBoundingClientRect().toJSON()")
     assert box["width"] > 1850 and box["right"] <= 1920
     fits(page, 1920)
-    # Cards by when due, and each looks as urgent as it is.
+    # Cards oldest first by the time they are for, each as urgent as that time says
+    # (issue 35): Thursday's and Friday's pickups (12:30 BST) are past, late; Saturday's is
+    # on time. Friday's timed move (21:00 BST, 8 min ahead) comes forward: near.
     placed = page.locator("#column-orders-placed .card")
     ids = placed.evaluate_all("cards => cards.map(c => c.id)")
     assert ids.index(f"row-orders-{overdue}") < ids.index(f"row-orders-{soon}")
     assert ids.index(f"row-orders-{soon}") < ids.index(f"row-orders-{later}")
-    expect(page.locator(f"#row-orders-{overdue}")).to_have_class("card overdue")
-    expect(page.locator(f"#row-orders-{soon}")).to_have_class("card soon")
-    expect(page.locator(f"#row-orders-{later}")).to_have_class("card later")
+    expect(page.locator(f"#row-orders-{overdue}")).to_have_class("card late")
+    expect(page.locator(f"#row-orders-{soon}")).to_have_class("card late")
+    expect(page.locator(f"#row-orders-{soon} .timer")).to_have_text("late 8 h 22 min")
+    expect(page.locator(f"#row-orders-{soon} .waits")).to_have_class("waits soon near")
+    expect(page.locator(f"#row-orders-{later}")).to_have_class("card on-time")
+    expect(page.locator(f"#row-orders-{later} .waits")).to_have_class("waits later")
     expect(page.locator(f"#row-orders-{soon} .for")).to_have_text("Pickup at 12:30")
     # The venue's clock: Fri 20:52:00 BST from the server, then it ticks.
     clock = page.locator("time.venue-clock")

@@ -32,8 +32,11 @@ def test_a_burst_of_moves_reaches_an_open_board_in_a_few_messages_with_every_car
     signed_in: Callable[[str], FlaskClient],
     base_url: str,
     redis_url: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Pickups Thu 9 July 12:30 BST: each cancelled at closing, 21:00 BST = 20:00 UTC.
+    # The board's clock on that evening: a final column shows the venue's day (Thursday's).
+    monkeypatch.setattr(screens_site.clock, "now", at("2026-07-09 20:01"))
     keys = [add_order(screens_site, at("2026-07-09 11:30")) for _ in range(BURST)]
     cookie = signed_in("staff").get_cookie("session")
     assert cookie is not None

@@ -49,8 +49,11 @@ def test_open_board_hears_the_timed_move(
     signed_in: Callable[[str], FlaskClient],
     base_url: str,
     redis_url: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Pickup Tue 7 July 12:30 BST: cancelled at 21:00 BST = 20:00 UTC; swept at 20:01 UTC.
+    # The board's clock that evening: the cancelled column shows Tuesday's orders.
+    monkeypatch.setattr(screens_site.clock, "now", at("2026-07-07 20:01"))
     key = add_order(screens_site, at("2026-07-07 11:30"))
     socket = Client.connect(
         f"ws://{base_url}{BOARD_SOCKET}", headers={"Cookie": cookie_of(signed_in("staff"))}

@@ -25,7 +25,7 @@ def board_table(app: App, table: str) -> None:
         raise NotFound(f"no board {echo(table)!r} in app {app.name!r}", {"table": echo(table)})
 
 
-def _board_context(connection: str, name: str, table: str) -> dict[str, object]:
+def _board_context(connection: str, name: str, table: str, wall: bool = False) -> dict[str, object]:
     """What the board page and its partial render."""
     app, _ = screen_app(connection, name)
     board_table(app, table)
@@ -38,13 +38,14 @@ def _board_context(connection: str, name: str, table: str) -> dict[str, object]:
         "app": app,
         "connection": app.connection,
         "zone": store.zone,
-        "board": read_board(store, table, q, state),
+        "board": read_board(store, table, q, state, now),
         "aside_keys": keys_set_aside(asides),
         "aside_whys": {(a.rule.table, a.key): a.message for a in asides},
         "health_state": clock_state(app.connection),
         "q": q,
         "state": state,
         "now": now,
+        "wall": wall or request.args.get("wall") == "1",
     }
 
 
@@ -60,7 +61,7 @@ def show_board(connection: str, name: str, table: str) -> str:
 @bp.get("/apps/<connection>/<name>/<table>/wall")
 def show_wall(connection: str, name: str, table: str) -> str:
     """The board for a wall: no controls, large type, every column in view; live all shift."""
-    return render_template("screens/wall.html", **_board_context(connection, name, table))
+    return render_template("screens/wall.html", **_board_context(connection, name, table, True))
 
 
 @bp.get("/apps/<connection>/<name>/<table>/columns")

@@ -14,7 +14,6 @@ from typing import Any
 import sqlalchemy as sa
 from flask import render_template
 
-from core.store.search import search_clause
 from core.store.store import Store
 from core.sweep.hold_reads import GiveBackAside, set_aside_give_backs
 from core.sweep.pending import (
@@ -39,6 +38,7 @@ from web.screens.reading import (
     open_moves,
     state_counts,
     states_of,
+    visible,
 )
 from web.screens.rows import row_context
 
@@ -56,10 +56,10 @@ def push_board(event: Mapping[str, Any], q: str, state: str) -> str:
     table, key = str(event["table"]), event["key"]
     if filter_fault(store.spec(table), q, state) is not None:
         return ""  # the board itself refused these filters: no such board is open
-    card = matches(store, table, key, q, state)
     now = clock()
+    card = matches(store, table, key, q, state, now)
     aside = keys_set_aside(set_aside_rows([store], table=table, key=str(key))) if card else {}
-    found = state_counts(store, table, q)
+    found = state_counts(store, table, q, now)
     counts = {s: found.get(s, 0) for s in states_of(store.spec(table)) if not state or s == state}
     return render_template(
         "live/board.html",
@@ -91,10 +91,10 @@ def push_boards(events: Sequence[Mapping[str, Any]], q: str, state: str) -> str:
         return ""
     # Each key once, where its last event puts it (a later card goes on top).
     keys = list(reversed(dict.fromkeys(str(e["key"]) for e in reversed(events))))
-    cards = _cards(store, table, keys, q, state)
     now = clock()
+    cards = _cards(store, table, keys, q, state, now)
     aside = keys_set_aside(set_aside_rows([store], table=table)) if any(cards.values()) else {}
-    found = state_counts(store, table, q)
+    found = state_counts(store, table, q, now)
     counts = {s: found.get(s, 0) for s in states_of(spec) if not state or s == state}
     return "".join(
         render_template(
@@ -113,7 +113,9 @@ def push_boards(events: Sequence[Mapping[str, Any]], q: str, state: str) -> str:
     )
 
 
-def _cards(store: Store, table: str, keys: Sequence[str], q: str, state: str) -> dict[str, Card]:
+def _cards(
+    store: Store, table: str, keys: Sequence[str], q: str, state: str, now: datetime
+) -> dict[str, Card]:
     """The cards of those rows that are on a board with this search and filter, by key (as
     text), in one query on one connection."""
     spec = store.spec(table)
@@ -122,11 +124,7 @@ def _cards(store: Store, table: str, keys: Sequence[str], q: str, state: str) ->
     wanted = [k for k in (store.coerce_key(table, key) for key in keys) if k is not None]
     if not wanted:
         return {}
-    query = sa.select(t).where(t.c[spec.key].in_(wanted))
-    if q:
-        query = query.where(search_clause(t, spec, q))
-    if state:
-        query = query.where(t.c[spec.states.column] == state)
+    query = sa.select(t).where(t.c[spec.key].in_(wanted), visible(store, table, now, q, state))
     with store.engine.connect() as conn:
         rows = [dict(row) for row in conn.execute(query).mappings()]
         tables = store.read_clock_tables(conn) if rows else {}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
@@ -18,10 +19,17 @@ from core.store.schema import audit
 from core.store.search import search_clause
 from core.store.store import Row, Store
 from core.sweep.pending import Waiting, rules_of, waiting_on
+from services.storage import autocommit
 from web.errors import InvalidRequest
 
 BOARD_LIMIT = 2000
-"""How many rows a board shows at most (the newest first)."""
+"""How many rows an open state's column shows at most (every open row, in practice)."""
+FINAL_LIMIT = 100
+"""How many cards a final state's column shows at most: today's, newest first."""
+FINAL_UNTIMED = 20
+"""How many cards a final column shows of a table whose cards have no time: the newest."""
+COUNT_BOUND = 1000
+"""How far the count of a final state's rest reads (past it: "1,000+ earlier")."""
 AUDIT_LIMIT = 50
 """How many audit entries a row page shows (newest first)."""
 
@@ -48,10 +56,19 @@ class Card:
         """When its timed move is due, if it waits on one."""
         return self.waiting.reading.at if self.waiting else None
 
+    final: bool = False
+    """Whether its state is a final one (no move leaves it): no urgency, newest first."""
+
     @property
     def order(self) -> str:
         """Its place in its column (see `due_order`)."""
         return due_order(self)
+
+    @property
+    def instant(self) -> datetime | None:
+        """The time the row is for as an instant (a `timestamp` on the venue's clock, a
+        date at its midnight there), or None."""
+        return self.time[1] if self.time and isinstance(self.time[1], datetime) else None
 
 
 @dataclass(frozen=True)
@@ -65,9 +82,26 @@ class Board:
     known: frozenset[str] = frozenset()
     """Every state the manifest names (`known_states`)."""
 
+    finals: frozenset[str] = frozenset()
+    """The states no move leaves: their columns show the window's rows, newest first."""
+    rest: dict[str, tuple[int, bool]] = field(default_factory=dict)
+    """Per final state, how many of its rows the column does not show, and whether that
+    count stopped at its bound (COUNT_BOUND)."""
+    window: str = "today"
+    """What a final column shows, in words ("today", "the last 12 h", "the newest 20")."""
+
     def count(self, state: str) -> int:
         """How many cards a column holds."""
         return len(self.columns.get(state, []))
+
+    def more(self, state: str) -> str:
+        """A final column's rest in words (`1,234 on other days`, `998+ more`), or the
+        empty string when it shows every row of its state."""
+        rest, bounded = self.rest.get(state, (0, False))
+        if not rest and not bounded:
+            return ""
+        where = "on other days" if self.window == "today" else "more"
+        return f"{rest:,}{'+' if bounded else ''} {where}"
 
     @property
     def others(self) -> tuple[str, ...]:
@@ -108,13 +142,35 @@ def known_states(spec: Table) -> frozenset[str]:
     return frozenset((*states_of(spec), *state_names(spec)))
 
 
+def final_states(spec: Table) -> frozenset[str]:
+    """The states no move leaves (picked up, cancelled): a board shows their recent rows."""
+    assert spec.states is not None
+    moves = spec.states.moves
+    return frozenset(s for s in states_of(spec) if not moves.get(s))
+
+
+TIME_MAX = 10**11
+"""Past any epoch second a card's time holds: a final card's order counts down from it."""
+
+
 def due_order(card: Card) -> str:
     """Where a card stands in its column, as text that sorts so (the browser places a pushed
-    card by it too): by when its timed move is due, those with none after, oldest key first."""
+    card by it too): an open card by the time it is for, oldest first (those without one
+    after), then by key; a final card newest first."""
     key = str(card.key)
     number = int(key) if key.isdigit() and len(key) <= 20 else 0
-    due = card.due.isoformat() if card.due is not None else ""
-    return f"{0 if due else 1}|{due}|{number:020d}|{key}"
+    value = card.time[1] if card.time else None
+    if isinstance(value, datetime):
+        seconds = int(value.timestamp()) if value.tzinfo else int(value.toordinal() * 86400)
+    elif value is not None:
+        seconds = int(value.toordinal() * 86400)
+    else:
+        seconds = None
+    if card.final:
+        stamp = f"{TIME_MAX - seconds:012d}" if seconds is not None else ""
+        return f"{0 if stamp else 1}|{stamp}|{10**20 - number:021d}|{key}"
+    stamp = f"{seconds + TIME_MAX:012d}" if seconds is not None else ""
+    return f"{0 if stamp else 1}|{stamp}|{number:020d}|{key}"
 
 
 def card_columns(spec: Table) -> list[Column]:
@@ -127,13 +183,15 @@ def make_card(store: Store, table: str, row: Row, tables: Any) -> Card:
     """A row as its card (a table without states, a settings or hours row: state "")."""
     spec = store.spec(table)
     shown = card_spec(spec)
+    state = row[spec.states.column] if spec.states is not None else ""
     return Card(
         table,
         row[spec.key],
-        row[spec.states.column] if spec.states is not None else "",
+        state,
         tuple((c.ref, row.get(c.ref)) for c in shown.columns),
         waiting_on(rules_of(store, table), row, tables),
         (shown.time.ref, row.get(shown.time.ref)) if shown.time is not None else None,
+        spec.states is not None and state in final_states(spec),
     )
 
 
@@ -148,25 +206,122 @@ def filter_fault(spec: Table, q: str, state: str) -> str | None:
     return None
 
 
-def read_board(store: Store, table: str, q: str = "", state: str = "") -> Board:
+@dataclass(frozen=True)
+class Scope:
+    """What a final state's column shows: the rows its window and filters let through,
+    newest first, at most `limit` of them; `words` says which."""
+
+    where: tuple[sa.ColumnElement[bool], ...]
+    order: tuple[sa.ColumnElement[Any], ...]
+    limit: int
+    words: str
+
+
+def venue_day(now: datetime, zone: ZoneInfo) -> tuple[datetime, datetime]:
+    """The venue's day of `now` on its clock: its midnight and the next (as instants)."""
+    local = now.astimezone(zone).date()
+    start = datetime.combine(local, time(), zone)
+    end = datetime.combine(local + timedelta(days=1), time(), zone)
+    return start.astimezone(UTC), end.astimezone(UTC)
+
+
+def final_scope(store: Store, table: str, now: datetime, q: str = "", state: str = "") -> Scope:
+    """A final column's rows: with its board's time, those whose time is on the venue's day
+    (or within the board's `final_hours` of now); searched or filtered to a state, those of
+    any day; without a time, the newest by key."""
+    spec = store.spec(table)
+    t = store.table(table)
+    shown = card_spec(spec)
+    key = t.c[spec.key]
+    where: list[sa.ColumnElement[bool]] = [search_clause(t, spec, q)] if q else []
+    if shown.time is None:
+        return Scope(tuple(where), (key.desc(),), FINAL_UNTIMED, f"the newest {FINAL_UNTIMED}")
+    column = t.c[shown.time.ref]
+    order = (column.desc().nulls_last(), key.desc())
+    if q or state:
+        return Scope(tuple(where), order, FINAL_LIMIT, f"the newest {FINAL_LIMIT}")
+    if shown.final_hours is not None:
+        span = timedelta(hours=shown.final_hours)
+        start, end = now - span, now + span
+        words = f"the {shown.final_hours} h either side of now"
+    else:
+        start, end = venue_day(now, store.zone)
+        words = "today"
+    low: Any = start
+    high: Any = end
+    if shown.time.type == "timestamp":
+        low, high = (v.astimezone(store.zone).replace(tzinfo=None) for v in (start, end))
+    elif shown.time.type == "date":
+        low = start.astimezone(store.zone).date()
+        high = low + timedelta(days=1) if shown.final_hours is None else end.date()
+    where += [column >= low, column < high]
+    return Scope(tuple(where), order, FINAL_LIMIT, words)
+
+
+def held_states(conn: sa.Connection, t: sa.Table, column: sa.Column[Any]) -> list[Any]:
+    """The states rows hold, by a loose scan of an index that leads with the state column
+    (the timed moves' `(state, moment)`): one probe a state, whatever the history."""
+    seed = sa.select(sa.select(column).order_by(column).limit(1).scalar_subquery().label("v"))
+    found = seed.cte("held", recursive=True)
+    step = sa.select(
+        sa.select(column).where(column > found.c.v).order_by(column).limit(1).scalar_subquery()
+    ).where(found.c.v.is_not(None))
+    found = found.union_all(step)
+    states = [v for (v,) in conn.execute(sa.select(found.c.v).where(found.c.v.is_not(None)))]
+    if conn.execute(sa.select(sa.exists().where(column.is_(None)))).scalar():
+        states.append(None)
+    return states
+
+
+def read_board(
+    store: Store, table: str, q: str = "", state: str = "", now: datetime | None = None
+) -> Board:
     """A table's cards by state, filtered by a search and a state (INVALID_REQUEST for a
-    filter no row could match)."""
+    filter no row could match): every row of an open state, oldest first by the time it is
+    for; a final state's rows of today (`final_scope`), newest first, with a bounded count
+    of the rest. Its cost follows the open rows and today's, not the table's history."""
     spec = store.spec(table)
     assert spec.states is not None
     fault = filter_fault(spec, q, state)
     if fault is not None:
         raise InvalidRequest(fault, {"q": echo(q), "state": echo(state)})
+    now = now or datetime.now(UTC)
     t = store.table(table)
-    query = sa.select(t).order_by(t.c[spec.key].desc()).limit(BOARD_LIMIT)
-    if q:
-        query = query.where(search_clause(t, spec, q))
-    if state:
-        query = query.where(t.c[spec.states.column] == state)
+    column = t.c[spec.states.column]
+    finals = final_states(spec)
     states = states_of(spec)
-    board = Board(table, states, {s: [] for s in states}, known_states(spec))
-    with store.engine.connect() as conn:
+    scope = final_scope(store, table, now, q, state)
+    board = Board(
+        table, states, {s: [] for s in states}, known_states(spec), finals, {}, scope.words
+    )
+    shown = card_spec(spec)
+    key = t.c[spec.key]
+    open_order = [key]
+    if shown.time is not None:
+        open_order.insert(0, t.c[shown.time.ref].asc().nulls_last())
+    # Each statement its own transaction: a board read holds no lock between them (a
+    # replace's migration of the same tables waits for one statement, never deadlocks).
+    with autocommit(store.engine).connect() as conn:
         tables = store.read_clock_tables(conn)
-        for row in conn.execute(query).mappings():
+        held = [state] if state else held_states(conn, t, column)
+        opened = [s for s in held if s not in finals]
+        rows: list[Any] = []
+        if opened:
+            listed = [s for s in opened if s is not None]
+            where = column.in_(listed) if listed else sa.false()
+            if None in opened:
+                where = sa.or_(where, column.is_(None))
+            query = sa.select(t).where(where).order_by(*open_order).limit(BOARD_LIMIT)
+            if q:
+                query = query.where(search_clause(t, spec, q))
+            rows += conn.execute(query).mappings()
+        for final in (s for s in states if s in finals and (not state or s == state)):
+            query = sa.select(t).where(column == final, *scope.where)
+            found = list(conn.execute(query.order_by(*scope.order).limit(scope.limit)).mappings())
+            rows += found
+            search = search_clause(t, spec, q) if q else None
+            board.rest[final] = _rest(conn, t, column, final, search, len(found))
+        for row in rows:
             card = make_card(store, table, dict(row), tables)
             board.columns.setdefault(card.state, []).append(card)
     for cards in board.columns.values():
@@ -174,7 +329,38 @@ def read_board(store: Store, table: str, q: str = "", state: str = "") -> Board:
     return board
 
 
-def matches(store: Store, table: str, key: Any, q: str, state: str) -> Card | None:
+def _rest(
+    conn: sa.Connection, t: sa.Table, column: sa.Column[Any], state: str, search: Any, shown: int
+) -> tuple[int, bool]:
+    """How many rows of a final state its column does not show (read to COUNT_BOUND)."""
+    where = [column == state] + ([search] if search is not None else [])
+    query = sa.select(sa.literal(1)).select_from(t).where(*where).limit(COUNT_BOUND)
+    total = conn.execute(sa.select(sa.func.count()).select_from(query.subquery())).scalar_one()
+    return max(total - shown, 0), total >= COUNT_BOUND
+
+
+def visible(store: Store, table: str, now: datetime, q: str, state: str) -> sa.ColumnElement[bool]:
+    """Whether a row is on a board with this search and filter: an open state's row, or a
+    final state's within its column's scope."""
+    spec = store.spec(table)
+    assert spec.states is not None
+    t = store.table(table)
+    column = t.c[spec.states.column]
+    scope = final_scope(store, table, now, q, state)
+    finals = sorted(final_states(spec))
+    shown = sa.or_(
+        column.is_(None), column.not_in(finals), sa.and_(column.in_(finals), *scope.where)
+    )
+    if q:
+        shown = sa.and_(shown, search_clause(t, spec, q))
+    if state:
+        shown = sa.and_(shown, column == state)
+    return shown
+
+
+def matches(
+    store: Store, table: str, key: Any, q: str, state: str, now: datetime | None = None
+) -> Card | None:
     """The row's card when it is on a board with this search and filter, else None."""
     spec = store.spec(table)
     assert spec.states is not None
@@ -182,10 +368,7 @@ def matches(store: Store, table: str, key: Any, q: str, state: str) -> Card | No
         return None
     t = store.table(table)
     query = sa.select(t).where(t.c[spec.key] == store.coerce_key(table, key))
-    if q:
-        query = query.where(search_clause(t, spec, q))
-    if state:
-        query = query.where(t.c[spec.states.column] == state)
+    query = query.where(visible(store, table, now or datetime.now(UTC), q, state))
     with store.engine.connect() as conn:
         row = conn.execute(query).mappings().first()
         if row is None:
@@ -193,19 +376,32 @@ def matches(store: Store, table: str, key: Any, q: str, state: str) -> Card | No
         return make_card(store, table, dict(row), store.read_clock_tables(conn))
 
 
-def state_counts(store: Store, table: str, q: str = "") -> dict[str, int]:
-    """How many rows each state holds (with the board's search)."""
+def state_counts(
+    store: Store, table: str, q: str = "", now: datetime | None = None
+) -> dict[str, int]:
+    """How many cards each of the board's columns holds (with the board's search): an open
+    state's rows, a final state's in its scope (at most its limit); each read through the
+    state's index, never the whole table."""
     spec = store.spec(table)
     assert spec.states is not None
     if filter_fault(spec, q, "") is not None:
         return {}
     t = store.table(table)
     column = t.c[spec.states.column]
-    query = sa.select(column, sa.func.count()).group_by(column)
+    finals = final_states(spec)
+    opened = [s for s in states_of(spec) if s not in finals]
+    scope = final_scope(store, table, now or datetime.now(UTC), q)
+    query = sa.select(column, sa.func.count()).where(column.in_(opened)).group_by(column)
     if q:
         query = query.where(search_clause(t, spec, q))
     with store.engine.connect() as conn:
-        return {state: n for state, n in conn.execute(query)}
+        counts = {s: n for s, n in conn.execute(query)}
+        for final in sorted(finals):
+            bounded = sa.select(sa.literal(1)).select_from(t).where(column == final, *scope.where)
+            counts[final] = conn.execute(
+                sa.select(sa.func.count()).select_from(bounded.limit(scope.limit).subquery())
+            ).scalar_one()
+    return counts
 
 
 @dataclass(frozen=True)

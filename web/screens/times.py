@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from flask import Flask
 
+from core.manifest.board_rules import card_spec
+from core.manifest.model import Table
 from core.time.words import aside_words, overdue_words, span_words
 from web.screens.labels import state_label
 
@@ -111,6 +115,53 @@ def urgency(instant: datetime, now: datetime) -> str:
     return "soon" if instant - now <= SOON else "later"
 
 
+@dataclass(frozen=True)
+class Ticket:
+    """How urgent an open card is by the time it is for (its board's `time`): `kind` is
+    `on-time`, `soon` (within the board's `soon_minutes` of it) or `late` (past it by the
+    board's `late_minutes`), empty for a final card or one without a time; `words` its
+    timer ("in 25 min", "due now", "late 12 min"); `near`, whether its timed move is
+    within the board's `move_near_minutes` or passed (the card brings it forward)."""
+
+    kind: str
+    words: str
+    at: datetime | None
+    soon: int
+    late: int
+    near: bool
+
+
+def ticket_words(at: datetime, now: datetime) -> str:
+    """A ticket's timer, to the minute (rounded down): `in 25 min`, `due now` within the
+    minute either side, `late 12 min` (static/js/screens.js says the same as it ticks)."""
+    if at > now:
+        span = span_words(at - now)
+        return f"in {span}" if span else "due now"
+    span = span_words(now - at)
+    return f"late {span}" if span else "due now"
+
+
+def ticket_kind(at: datetime, now: datetime, soon: timedelta, late: timedelta) -> str:
+    """`late` once past its time by `late`, `soon` within `soon` before it, else `on-time`."""
+    if now >= at + late:
+        return "late"
+    return "soon" if now >= at - soon else "on-time"
+
+
+def ticket(card: Any, spec: Table, now: datetime, zone: ZoneInfo) -> Ticket:
+    """A card's urgency by its own time (see `Ticket`)."""
+    shown = card_spec(spec)
+    due = card.due
+    near = due is not None and due - now <= shown.near
+    value = card.time[1] if card.time else None
+    if card.final or not isinstance(value, datetime):
+        return Ticket("", "", None, 0, 0, near)
+    at = value if value.tzinfo is not None else value.replace(tzinfo=zone)
+    soon, late = int(shown.soon.total_seconds()), int(shown.late.total_seconds())
+    kind = ticket_kind(at, now, shown.soon, shown.late)
+    return Ticket(kind, ticket_words(at, now), at, soon, late, near)
+
+
 def verb(to: str, spec: object = None) -> str:
     """A timed move's verb on a card: `cancels`, else `moves to <state>` by its label
     (`moves to No show`; the table's `states.titles` where given)."""
@@ -152,6 +203,7 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(relative, "relative")
     app.add_template_filter(verb, "verb")
     app.add_template_filter(urgency, "urgency")
+    app.add_template_global(ticket, "ticket")
     app.add_template_filter(value, "value")
     app.add_template_filter(audit_value, "audit_value")
     app.add_template_filter(day_wall, "day_wall")
