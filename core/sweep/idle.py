@@ -29,15 +29,16 @@ from core.ledgers.holds import holding_tables
 from core.store.store import Store, collect_tables
 from core.sweep.due_streams import moment_parts, stream_of, timed_rules
 from core.sweep.minute_work import has_reminders
-from core.sweep.next_due import NextDueRead, next_due_read
+from core.sweep.next_due import NextDueRead
 
 
 @dataclass(frozen=True)
 class IdleCheck:
     """The opening statement's extra columns: one EXISTS per stream (a candidate row), then
-    the next-due reads; and how to read their values."""
+    the next-due reads; their parameters at this sweep's `now`; how to read their values."""
 
     columns: tuple[Any, ...]
+    params: dict[str, Any]
     streams: int
     hint: NextDueRead
 
@@ -50,6 +51,57 @@ class IdleCheck:
         if not self.hint.needs_read:
             return self.hint.answer()
         return self.hint.answer(tuple(values[self.streams :]))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A set of stores' check, built once (its bounds are parameters): the EXISTS of each
+    stream, then the next-due read of each (as `core.sweep.next_due.next_due_read` reads
+    them, in its order), or none when the next due moment is `now` (unbounded)."""
+
+    candidates: tuple[Any, ...]
+    reads: tuple[Any, ...]
+    unbounded: bool
+
+
+_PLANS: WeakKeyDictionary[Store, dict[tuple[Store, ...], _Plan]] = WeakKeyDictionary()
+
+
+def _plan(stores: tuple[Store, ...], now: datetime) -> _Plan:
+    """The check's statement parts for these stores (their shape does not change with `now`:
+    the streams of moments that read only the row are the same at every minute)."""
+    plans = _PLANS.setdefault(stores[0], {})
+    found = plans.get(stores)
+    if found is not None:
+        return found
+    candidates: list[Any] = []
+    reads: list[Any] = []
+    unbounded = False
+    for store in stores:
+        for rule in timed_rules(store):
+            table = store.table(rule.table)
+            state = table.c[rule.state_column]
+            for part in moment_parts(rule.timed.at):
+                stream = stream_of(rule, part, {}, now)
+                if stream is None:
+                    if part.via is not None or (part.plus and part.minus):
+                        unbounded = True  # as `next_due_read`: the connection goes first
+                    continue
+                if part.time is not None:
+                    unbounded = True
+                # The stream's first page (`core.sweep.due_streams._page`), one row of it.
+                column = table.c[stream.column]
+                bound = sa.bindparam(f"idle_bound_{len(candidates)}", type_=column.type)
+                bounded = column <= bound if stream.inclusive else column < bound
+                candidates.append(sa.exists().where(state == stream.state, bounded))
+                hint = sa.bindparam(f"idle_hint_{len(reads)}", type_=column.type)
+                reads.append(
+                    sa.select(sa.func.min(column))
+                    .where(state == stream.state, column > hint)
+                    .scalar_subquery()
+                )
+    plans[stores] = found = _Plan(tuple(candidates), tuple(reads), unbounded)
+    return found
 
 
 _SEARCH_TABLES: WeakKeyDictionary[Store, frozenset[str] | None] = WeakKeyDictionary()
@@ -87,20 +139,20 @@ def idle_check(stores: Sequence[Store], now: datetime) -> IdleCheck | None:
     statement; None when some app's minute needs more than it can read."""
     if not stores or not all(checkable(store) for store in stores):
         return None
-    candidates: list[Any] = []
+    plan = _plan(tuple(stores), now)
+    params: dict[str, Any] = {}
+    floors: list[Any] = []
     for store in stores:
         for rule in timed_rules(store):
             for part in moment_parts(rule.timed.at):
                 stream = stream_of(rule, part, {}, now)
-                if stream is None:
-                    continue
-                # The stream's first page (`core.sweep.due_streams._page`), one row of it.
-                table = store.table(rule.table)
-                column = table.c[stream.column]
-                bounded = column <= stream.bound if stream.inclusive else column < stream.bound
-                candidates.append(
-                    sa.exists().where(table.c[rule.state_column] == stream.state, bounded)
-                )
-    hint = next_due_read(stores, now, {store.app.name: {} for store in stores})
-    reads = hint.columns if hint.needs_read else ()
-    return IdleCheck(tuple(candidates) + tuple(reads), len(candidates), hint)
+                if stream is not None:
+                    params[f"idle_bound_{len(floors)}"] = stream.bound
+                    params[f"idle_hint_{len(floors)}"] = stream.hint_bound
+                    floors.append(stream.floor)
+    if plan.unbounded:
+        first = NextDueRead(now, unbounded=True)
+        return IdleCheck(plan.candidates, params, len(plan.candidates), first)
+    hint = NextDueRead(now, plan.reads, tuple(floors))
+    reads = plan.reads if hint.needs_read else ()
+    return IdleCheck(plan.candidates + reads, params, len(plan.candidates), hint)

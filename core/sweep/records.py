@@ -172,6 +172,24 @@ class Opened:
     """The values of the columns asked beside (`core.sweep.idle`), in their order."""
 
 
+_BESIDE: dict[tuple[Any, ...], sa.Select[Any]] = {}
+_BESIDE_KEPT = 2000
+"""How many sets of beside columns keep their opening statement made (one per connection's
+set of apps: `core.sweep.idle` makes its columns once)."""
+
+
+def _with_beside(opening: sa.Select[Any], beside: tuple[Any, ...]) -> sa.Select[Any]:
+    """The opening statement with these columns read beside, made once for them (its cache
+    key then worked out once)."""
+    key = (id(opening), *(id(column) for column in beside))
+    found = _BESIDE.get(key)
+    if found is None:
+        if len(_BESIDE) >= _BESIDE_KEPT:
+            _BESIDE.clear()
+        found = _BESIDE[key] = opening.add_columns(*beside)
+    return found
+
+
 def open_fenced(
     conn: Connection,
     fence: Fence,
@@ -179,13 +197,15 @@ def open_fenced(
     apps: Sequence[str],
     catalogue: Mapping[str, Sequence[str]] | None = None,
     beside: Sequence[Any] = (),
+    beside_params: Mapping[str, Any] | None = None,
 ) -> Opened | None:
     """Take the fence and record the sweep's minute as it starts, in one autocommitted
     statement (one round trip): the record, or None when another sweep's lease runs
     (nothing written; `fence.turned_away_by` says who). The connection's records of sweeps
     that went away are closed by it too, only when the fence was taken. `catalogue` names
     each app's tables (`core.agreement.catalogue.qualified`) whose fingerprint is read;
-    `beside`, scalar columns read in the same statement (`Opened.beside`)."""
+    `beside`, scalar columns read in the same statement (`Opened.beside`), with their
+    parameters `beside_params` (the statement is made once for the same columns)."""
     params = {
         **fence.take_params,
         "record_connection": fence.connection,
@@ -196,7 +216,8 @@ def open_fenced(
         params["record_catalogue"] = json.dumps({app: list(t) for app, t in catalogue.items()})
     opening = _OPEN_FENCED[catalogue is not None]
     if beside:
-        opening = opening.add_columns(*beside)
+        opening = _with_beside(opening, tuple(beside))
+        params.update(beside_params or {})
 
     def take() -> Opened | None:
         record_id, aside, fingerprints, *values = conn.execute(opening, params).one()

@@ -145,7 +145,7 @@ def _open(
     if check is None:
         return open_fenced(conn, fence, now, apps, catalogue), None
     try:
-        return open_fenced(conn, fence, now, apps, catalogue, check.columns), check
+        return open_fenced(conn, fence, now, apps, catalogue, check.columns, check.params), check
     except sa.exc.DBAPIError as error:
         if is_connections(error) or conn.invalidated:
             raise
