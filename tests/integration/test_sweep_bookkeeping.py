@@ -160,3 +160,42 @@ def test_a_sweep_turned_away_opens_no_record(shop: Shop) -> None:
     assert report.error is not None and "worker elsewhere:1" in report.error
     assert [r["outcome"] for r in shop.sweeps()] == ["fenced"]
     assert shop.sweep(NOW).outcome is SweepOutcome.done
+
+
+def test_the_opening_statement_reads_the_fingerprints_only_when_asked(shop: Shop) -> None:
+    shop.order(NOW + timedelta(hours=2))
+    shop.sweep(NOW - timedelta(minutes=2))  # warm
+    statements: list[str] = []
+
+    def statement(conn: Any, cursor: Any, text: str, *args: Any) -> None:
+        statements.append(text)
+
+    sa.event.listen(shop.engine, "before_cursor_execute", statement)
+    try:
+        without = shop.sweep(NOW - timedelta(minutes=1), fingerprints=False)
+        opening_without = statements[0]
+        statements.clear()
+        asked = shop.sweep(NOW, fingerprints=True)
+        opening_with = statements[0]
+    finally:
+        sa.event.remove(shop.engine, "before_cursor_execute", statement)
+    # The catalogue's read is left out of the statement (its plan most of the statement's).
+    assert "json_object_agg" not in opening_without
+    assert without.fingerprints == {}
+    assert "json_object_agg" in opening_with
+    assert set(asked.fingerprints) == {"shop"}
+    assert (without.outcome, asked.outcome) == (SweepOutcome.done, SweepOutcome.done)
+
+
+def test_an_app_whose_table_the_check_cannot_read_faults_in_its_own_boundary(shop: Shop) -> None:
+    shop.order(NOW + timedelta(hours=2))
+    shop.sweep(NOW - timedelta(minutes=1))
+    shop.sql("ALTER TABLE orders RENAME COLUMN due_at TO due_later")
+    report = shop.sweep(NOW)
+    # The opening statement's check failed on the app's table: opened again without it,
+    # the search found the fault as the app's (not the connection's whole minute).
+    assert [f.app for f in report.faults] == ["shop"]
+    assert "due_at" in report.faults[0].error
+    assert report.error is not None and report.error.startswith("every app stopped this minute")
+    last = shop.sweeps()[-1]
+    assert last["outcome"] == "stopped" and "shop" in (last["faults"] or {})
