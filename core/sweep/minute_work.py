@@ -16,7 +16,9 @@ from core.manifest.outbox_model import Reminder
 def has_minute_work(app: App) -> bool:
     """Whether the app lists a timed move, keeps holds the clock gives back, or has a reminder."""
     timed = any(t.states is not None and t.states.timed for t in app.tables.values())
-    reminders = app.outbox is not None and any(
-        isinstance(p, Reminder) for p in app.outbox.producers
-    )
-    return timed or bool(holding_tables(app)) or reminders
+    return timed or bool(holding_tables(app)) or has_reminders(app)
+
+
+def has_reminders(app: App) -> bool:
+    """Whether the app's outbox has a reminder (queued by the minute's sweep)."""
+    return app.outbox is not None and any(isinstance(p, Reminder) for p in app.outbox.producers)

@@ -114,10 +114,11 @@ def _unhurried() -> sa.ColumnElement[bool]:
     return sa.select(setting).scalar_subquery().is_not(None)
 
 
-def _open_fenced() -> sa.Select[Any]:
+def _open_fenced(fingerprints: bool) -> sa.Select[Any]:
     """The fence taken (`TAKE_SQL`) and, only when it was, the connection's records of
     sweeps that went away closed and the minute's record opened: one statement, made once
-    (its values are parameters: `record_connection`, `record_at`, and the fence's)."""
+    (its values are parameters: `record_connection`, `record_at`, and the fence's); with
+    `fingerprints`, the apps' catalogue fingerprints read beside (`record_catalogue`)."""
     taken = sa.text(TAKE_SQL).columns(sa.column("token")).cte("taken")
     took = sa.select(taken.c.token).exists()
     connection = sa.bindparam("record_connection", type_=sa.Text)
@@ -134,16 +135,21 @@ def _open_fenced() -> sa.Select[Any]:
     aside = sa.exists().where(set_aside.c.app.in_(sa.bindparam("record_apps", expanding=True)))
     # Each app's tables' catalogue fingerprint, read beside: the comparison of an app with
     # its tables runs again only when it moves (`services.agreement`), at no round trip.
+    # Asked for one minute in five: the other minutes' statement leaves it out, for its
+    # plan is most of the statement's (planned at each run through a pooler, which
+    # prepares nothing: 1.0 ms with it, 0.3 without, docs/operations.md).
     catalogue = fingerprints_read("record_catalogue").columns(sa.column("fingerprints", JSONB))
+    read = catalogue.scalar_subquery() if fingerprints else sa.null()
     # Every data-modifying WITH runs, read or not; `taken` is read by the others.
     return (
-        sa.select(sa.select(opened.c.id).scalar_subquery(), aside, catalogue.scalar_subquery())
+        sa.select(sa.select(opened.c.id).scalar_subquery(), aside, read)
         .where(_unhurried())
         .add_cte(gone)
     )
 
 
-_OPEN_FENCED = _open_fenced()
+_OPEN_FENCED = {asked: _open_fenced(asked) for asked in (False, True)}
+"""The opening statement without the fingerprints and with them."""
 _CLOSE_FENCED = (
     sa.update(sweeps)
     .where(sweeps.c.id == sa.bindparam("record_id"), _unhurried())
@@ -162,6 +168,26 @@ class Opened:
     record_id: int
     set_aside: bool
     fingerprints: Mapping[str, str] = field(default_factory=dict)
+    beside: tuple[Any, ...] = ()
+    """The values of the columns asked beside (`core.sweep.idle`), in their order."""
+
+
+_BESIDE: dict[tuple[Any, ...], sa.Select[Any]] = {}
+_BESIDE_KEPT = 2000
+"""How many sets of beside columns keep their opening statement made (one per connection's
+set of apps: `core.sweep.idle` makes its columns once)."""
+
+
+def _with_beside(opening: sa.Select[Any], beside: tuple[Any, ...]) -> sa.Select[Any]:
+    """The opening statement with these columns read beside, made once for them (its cache
+    key then worked out once)."""
+    key = (id(opening), *(id(column) for column in beside))
+    found = _BESIDE.get(key)
+    if found is None:
+        if len(_BESIDE) >= _BESIDE_KEPT:
+            _BESIDE.clear()
+        found = _BESIDE[key] = opening.add_columns(*beside)
+    return found
 
 
 def open_fenced(
@@ -170,25 +196,34 @@ def open_fenced(
     at: datetime,
     apps: Sequence[str],
     catalogue: Mapping[str, Sequence[str]] | None = None,
+    beside: Sequence[Any] = (),
+    beside_params: Mapping[str, Any] | None = None,
 ) -> Opened | None:
     """Take the fence and record the sweep's minute as it starts, in one autocommitted
     statement (one round trip): the record, or None when another sweep's lease runs
     (nothing written; `fence.turned_away_by` says who). The connection's records of sweeps
     that went away are closed by it too, only when the fence was taken. `catalogue` names
-    each app's tables (`core.agreement.catalogue.qualified`) whose fingerprint is read."""
+    each app's tables (`core.agreement.catalogue.qualified`) whose fingerprint is read;
+    `beside`, scalar columns read in the same statement (`Opened.beside`), with their
+    parameters `beside_params` (the statement is made once for the same columns)."""
     params = {
         **fence.take_params,
         "record_connection": fence.connection,
         "record_at": at,
         "record_apps": list(apps),
-        "record_catalogue": json.dumps({app: list(t) for app, t in (catalogue or {}).items()}),
     }
+    if catalogue is not None:
+        params["record_catalogue"] = json.dumps({app: list(t) for app, t in catalogue.items()})
+    opening = _OPEN_FENCED[catalogue is not None]
+    if beside:
+        opening = _with_beside(opening, tuple(beside))
+        params.update(beside_params or {})
 
     def take() -> Opened | None:
-        record_id, aside, fingerprints = conn.execute(_OPEN_FENCED, params).one()
+        record_id, aside, fingerprints, *values = conn.execute(opening, params).one()
         if record_id is None:
             return None
-        return Opened(int(record_id), bool(aside), dict(fingerprints or {}))
+        return Opened(int(record_id), bool(aside), dict(fingerprints or {}), tuple(values))
 
     return fence.take_with(conn, take)
 

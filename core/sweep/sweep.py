@@ -14,13 +14,11 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from weakref import WeakKeyDictionary
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.agreement.catalogue import qualified
-from core.ledgers.holds import holding_tables
 from core.outbox.reminders import queue_reminders
 from core.store.set_aside import (
     RecordKey,
@@ -30,12 +28,13 @@ from core.store.set_aside import (
     refused_by,
     sets_aside,
 )
-from core.store.store import Store, collect_tables
+from core.store.store import Store
 from core.sweep.due import Due, DueRows, find_due, merge_due
-from core.sweep.due_streams import Beside, timed_rules
-from core.sweep.faults import adminium_missing, first_line
+from core.sweep.due_streams import Beside
+from core.sweep.faults import adminium_missing, first_line, is_connections
 from core.sweep.fence import LEASE, Fence, autocommit
 from core.sweep.give_backs import give_back_holds
+from core.sweep.idle import IdleCheck, idle_check, search_tables
 from core.sweep.minute_work import has_minute_work
 from core.sweep.moves import forget_left_from, try_timed_move
 from core.sweep.next_due import next_due_read, read_next_due
@@ -85,10 +84,15 @@ def sweep_connection(
         # One connection for the whole minute: the fence's statements and the moves.
         with engine.connect() as conn:
             try:
-                # The fence taken and the minute's record opened: one statement.
+                # The fence taken and the minute's record opened, and whether there is
+                # anything to do (`core.sweep.idle`): one statement.
                 apps = [s.app.name for s in stores]
                 catalogue = _catalogue(stores) if fingerprints else None
-                opened = None if dry_run else open_fenced(conn, fence, now, apps, catalogue)
+                check = None if dry_run else idle_check(stores, now)
+                if dry_run:
+                    opened = None
+                else:
+                    opened, check = _open(conn, fence, now, apps, catalogue, check)
                 run.fingerprints = dict(opened.fingerprints) if opened else {}
                 if not dry_run and opened is None:
                     held_by = fence.turned_away_by
@@ -97,7 +101,17 @@ def sweep_connection(
                     report = run.report(SweepOutcome.fenced, sentence)
                 else:
                     aside = opened is None or opened.set_aside
-                    outcome = _run(run, conn, stores, fence, limit, deadline, on_moved, aside)
+                    if (
+                        check is not None
+                        and opened is not None
+                        and not aside
+                        and check.idle(opened.beside)
+                    ):
+                        # Nothing a candidate, nothing set aside: the search finds nothing.
+                        run.next_due = check.next_due(opened.beside)
+                        outcome = SweepOutcome.done
+                    else:
+                        outcome = _run(run, conn, stores, fence, limit, deadline, on_moved, aside)
                     stopped = _every_app_stopped(run, stores)
                     report = run.report(SweepOutcome.stopped if stopped else outcome, stopped)
                     if opened is not None:
@@ -114,6 +128,33 @@ def sweep_connection(
         _record(engine, report, None if opened is None else opened.record_id)
     _log_report(report)
     return report
+
+
+def _open(
+    conn: Connection,
+    fence: Fence,
+    now: datetime,
+    apps: list[str],
+    catalogue: dict[str, list[str]] | None,
+    check: IdleCheck | None,
+) -> tuple[Opened | None, IdleCheck | None]:
+    """The opening statement (`open_fenced`), with the check of whether there is anything to
+    do when there is one; the record, and the check that was read. An app's error in the
+    check (its tables lack what its manifest names) opens again without it: the search
+    finds whose fault it is, in each app's boundary."""
+    if check is None:
+        return open_fenced(conn, fence, now, apps, catalogue), None
+    try:
+        return open_fenced(conn, fence, now, apps, catalogue, check.columns, check.params), check
+    except sa.exc.DBAPIError as error:
+        if is_connections(error) or conn.invalidated:
+            raise
+        log.debug(
+            "sweep of connection %s: opened again without its check of what is due (%s)",
+            fence.connection,
+            first_line(error),
+        )
+    return open_fenced(conn, fence, now, apps, catalogue), None
 
 
 def _catalogue(stores: Sequence[Store]) -> dict[str, list[str]]:
@@ -211,7 +252,7 @@ def _run(
         tables: dict[str, Tables] = {}
         for store in stores:
             with apps.guard(conn, store, "reading its settings"):
-                tables[store.app.name] = store.read_clock_tables(conn, _search_tables(store))
+                tables[store.app.name] = store.read_clock_tables(conn, search_tables(store))
     if not run.dry_run:
         if records:
             forgetting = "forgetting the rows that left their state"
@@ -297,23 +338,6 @@ def _search(
     hints = [hint for _, hint in parts if hint is not None]
     run.next_due = run.now if found.more else min(hints, default=None)
     return found
-
-
-_SEARCH_TABLES: WeakKeyDictionary[Store, frozenset[str] | None] = WeakKeyDictionary()
-
-
-def _search_tables(store: Store) -> set[str] | None:
-    """The settings and hours tables a sweep reads before it knows whether a row is due:
-    every one (None) when the app holds (its give-backs come first), else those its timed
-    moments read (none for a moment of the row's own columns). Worked out once per store."""
-    if store not in _SEARCH_TABLES:
-        found: set[str] = set()
-        for rule in timed_rules(store):
-            collect_tables(rule.timed.at, found)
-        holds = bool(holding_tables(store.app))
-        _SEARCH_TABLES[store] = None if holds else frozenset(found & store.clock_tables())
-    wanted = _SEARCH_TABLES[store]
-    return None if wanted is None else set(wanted)
 
 
 def _all_tables(

@@ -1,6 +1,7 @@
 """An idle sweep's bookkeeping is a statement at each end: the fence taken with the minute's
-record opened, then the record closed with the fence let go of, each autocommitted; its
-reads are autocommitted too, and nothing it sets outlives its own transaction."""
+record opened (and, beside, whether any row is a candidate and the next due moment:
+`core.sweep.idle`), then the record closed with the fence let go of, each autocommitted;
+its reads are autocommitted too, and nothing it sets outlives its own transaction."""
 
 from __future__ import annotations
 
@@ -58,25 +59,49 @@ def sent(engine: sa.Engine) -> Iterator[list[str]]:
             sa.event.remove(engine, name, listener)
 
 
-def test_an_idle_sweep_sends_three_statements_and_no_transaction_of_its_own(shop: Shop) -> None:
+def test_an_idle_sweep_sends_two_statements_and_no_transaction_of_its_own(shop: Shop) -> None:
     shop.order(NOW + timedelta(hours=2))  # placed for later: nothing due
     shop.sweep(NOW - timedelta(minutes=1))  # a first sweep: pools, statements warm
     with sent(shop.engine) as seen:
         report = shop.sweep(NOW)
     assert report.outcome is SweepOutcome.done
     assert report.next_due == NOW + timedelta(hours=2)
-    # Fence and record; the due rows with the next due moment beside them; record and
-    # fence. No settings: the shop's timed moment reads only the row's own column.
-    assert len(seen) == 3, seen
+    # Fence and record, with no row a candidate and the next due moment beside them;
+    # record and fence. No search of its own, no settings: the shop's timed moment reads
+    # only the row's own column.
+    assert len(seen) == 2, seen
     assert seen[0].startswith("WITH taken AS")
-    assert seen[1].startswith("SELECT beside.beside_0, page.id, page.status, page.due_at")
-    assert seen[2].startswith("WITH let_go AS")
+    assert seen[1].startswith("WITH let_go AS")
     assert not {"BEGIN", "COMMIT", "ROLLBACK"} & set(seen)
     last = shop.sweeps()[-1]
     assert (last["outcome"], last["at"], last["moved"]) == ("done", NOW, 0)
     # The fence was let go of with the record closed: the next sweep takes it at once.
     with shop.engine.connect() as conn:
         assert Fence("shop", deadline=50.0).acquire(conn)
+
+
+def test_a_sweep_with_a_row_due_searches_after_its_opening_statement(shop: Shop) -> None:
+    late = shop.order(NOW - timedelta(minutes=3))
+    shop.order(NOW + timedelta(hours=1))
+    with sent(shop.engine) as seen:
+        report = shop.sweep(NOW)
+    assert [d.key for d in report.moved] == [late]
+    assert report.next_due == NOW + timedelta(hours=1)
+    assert seen[0].startswith("WITH taken AS")
+    assert seen[1].startswith("SELECT beside.beside_0, page.id, page.status, page.due_at")
+
+
+def test_a_row_set_aside_is_passed_by_though_no_row_is_due(shop: Shop) -> None:
+    shop.sql(VIP_CONSTRAINT)
+    aside = shop.order(NOW - timedelta(minutes=5), note="vip")
+    assert [r.due.key for r in shop.sweep(NOW).set_aside] == [aside]
+    shop.order(NOW + timedelta(hours=3))
+    with sent(shop.engine) as seen:
+        second = shop.sweep(NOW + timedelta(minutes=1))
+    # A row is set aside: the sweep reads the records and searches (its row is a candidate).
+    assert [d.key for d in second.passed_by] == [aside]
+    assert any(s.startswith("SELECT beside.beside_0") for s in seen), seen
+    assert second.next_due == NOW + timedelta(hours=3)
 
 
 def test_a_sweep_with_a_row_due_reads_the_settings_once_for_its_moves(shop: Shop) -> None:
@@ -135,3 +160,42 @@ def test_a_sweep_turned_away_opens_no_record(shop: Shop) -> None:
     assert report.error is not None and "worker elsewhere:1" in report.error
     assert [r["outcome"] for r in shop.sweeps()] == ["fenced"]
     assert shop.sweep(NOW).outcome is SweepOutcome.done
+
+
+def test_the_opening_statement_reads_the_fingerprints_only_when_asked(shop: Shop) -> None:
+    shop.order(NOW + timedelta(hours=2))
+    shop.sweep(NOW - timedelta(minutes=2))  # warm
+    statements: list[str] = []
+
+    def statement(conn: Any, cursor: Any, text: str, *args: Any) -> None:
+        statements.append(text)
+
+    sa.event.listen(shop.engine, "before_cursor_execute", statement)
+    try:
+        without = shop.sweep(NOW - timedelta(minutes=1), fingerprints=False)
+        opening_without = statements[0]
+        statements.clear()
+        asked = shop.sweep(NOW, fingerprints=True)
+        opening_with = statements[0]
+    finally:
+        sa.event.remove(shop.engine, "before_cursor_execute", statement)
+    # The catalogue's read is left out of the statement (its plan most of the statement's).
+    assert "json_object_agg" not in opening_without
+    assert without.fingerprints == {}
+    assert "json_object_agg" in opening_with
+    assert set(asked.fingerprints) == {"shop"}
+    assert (without.outcome, asked.outcome) == (SweepOutcome.done, SweepOutcome.done)
+
+
+def test_an_app_whose_table_the_check_cannot_read_faults_in_its_own_boundary(shop: Shop) -> None:
+    shop.order(NOW + timedelta(hours=2))
+    shop.sweep(NOW - timedelta(minutes=1))
+    shop.sql("ALTER TABLE orders RENAME COLUMN due_at TO due_later")
+    report = shop.sweep(NOW)
+    # The opening statement's check failed on the app's table: opened again without it,
+    # the search found the fault as the app's (not the connection's whole minute).
+    assert [f.app for f in report.faults] == ["shop"]
+    assert "due_at" in report.faults[0].error
+    assert report.error is not None and report.error.startswith("every app stopped this minute")
+    last = shop.sweeps()[-1]
+    assert last["outcome"] == "stopped" and "shop" in (last["faults"] or {})
