@@ -35,6 +35,7 @@ class Listed:
     connection: str
     app: str
     tables: tuple[str, ...]
+    """Its tables, by name (a saved manifest keeps no order of them)."""
     agreement: str
     """`tables agree with the manifest`, `tables disagree with the manifest: N (…)`, or
     `tables not compared yet`."""
@@ -54,7 +55,12 @@ def list_apps(session: Session, connection_name: str | None, *, now: datetime) -
         refresh_agreements(session, connection, now=now)
         for app in sorted(connection.apps, key=lambda a: a.name):
             found.append(
-                Listed(connection.name, app.name, tuple(app.model.tables), _agreement_words(app))
+                Listed(
+                    connection.name,
+                    app.name,
+                    tuple(sorted(app.model.tables)),
+                    _agreement_words(app),
+                )
             )
     return found
 
@@ -140,7 +146,7 @@ def remove_app(
         connection_name,
         ", ".join(dropped) or "none",
     )
-    return Removed(connection_name, app_name, tuple(dropped), tuple(kept))
+    return Removed(connection_name, app_name, tuple(sorted(dropped)), tuple(sorted(kept)))
 
 
 def _forget(conn: sa.Connection, table: sa.Table, app_name: str) -> None:
