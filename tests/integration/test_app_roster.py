@@ -104,8 +104,7 @@ def test_app_remove_forgets_the_app_and_keeps_its_tables(console: Console) -> No
     dropped = console("app", "remove", "shop", "takeaway", "--drop-tables", "--yes")
     assert dropped.exit_code == 0, dropped.output
     assert dropped.output == (
-        "app takeaway removed from connection shop\n"
-        f"  tables dropped: {TAKEAWAY_TABLES}\n"
+        f"app takeaway removed from connection shop\n  tables dropped: {TAKEAWAY_TABLES}\n"
     )
     assert not there(console, "takeaway.orders")
     assert console.sql("SELECT count(*) FROM adminium.made WHERE schema_name = 'takeaway'") == [
