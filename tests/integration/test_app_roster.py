@@ -66,7 +66,7 @@ def test_app_list_says_each_app_its_tables_and_whether_they_agree(console: Conso
         0,
         f"shop/takeaway\t{TAKEAWAY_TABLES}\ttables agree with the manifest\n",
     )
-    # The venue's DBA adds a column no new row can be made without: compared again, said.
+    # The venue's DBA adds a column no create can leave out: compared again, said.
     console.sql("ALTER TABLE takeaway.orders ADD COLUMN till text NOT NULL DEFAULT 'x'")
     console.sql("ALTER TABLE takeaway.orders ALTER COLUMN till DROP DEFAULT")
     again = console("app", "list", "shop")
