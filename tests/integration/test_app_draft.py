@@ -5,7 +5,9 @@ prints the JSON and says on stderr what is still to write."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from core.manifest.model import load_app
 from core.store.install import install_app
 from core.store.store import make_engine
 from tests.core.manifest_cases import example
+from tests.integration.pos_fixtures import pos_site
 
 pytestmark = pytest.mark.integration
 
@@ -173,3 +176,41 @@ def test_the_console_drafts_a_venues_tables_and_says_what_is_left(
         "Error: connection 'till' has no table named nosuch in schema till: nothing to draft "
         "(INVALID_VALUE)\n"
     )
+
+
+def test_the_connection_page_drafts_from_the_database(
+    server_database_url: str, redis_url: str
+) -> None:
+    with pos_site(server_database_url, redis_url) as pos:
+        card = pos.client.get("/connections/pos")
+        assert card.status_code == 200
+        assert 'href="/connections/pos/draft" class="draft-link">Draft from the database</a>' in (
+            card.text
+        )
+        page = pos.client.get("/connections/pos/draft")
+        assert page.status_code == 200, page.text
+        found = re.search(r'<textarea class="draft-json"[^>]*>(.*?)</textarea>', page.text, re.S)
+        assert found is not None
+        drafted = json.loads(html.unescape(found[1]))
+        assert drafted["name"] == "pos"
+        assert [c["ref"] for c in drafted["tables"]["orders"]["columns"]] == [
+            "id",
+            "status",
+            "pickup_at",
+            "total",
+            "terminal_id",
+            "cancel_code",
+            "note",
+            "cancelled_at",
+        ]
+        assert drafted["tables"]["order_lines"]["columns"][1] == {
+            "ref": "order_id",
+            "type": "uuid",
+            "references": "orders",
+        }
+        assert (
+            "<li>orders.states: its states are placed, ready, collected, cancelled (initial "
+            "placed); write its moves" in page.text
+        )
+        other = pos.client.get("/connections/pos/draft?schema=nosuch")
+        assert "has no table in schema nosuch: nothing to draft" in other.text
