@@ -4,7 +4,6 @@ draft` (a manifest from the database's catalogue), `app list` and `app remove`."
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from services import apps
 from services.agreement import Asked, compare_app, parse_renames, record_comparison, saved_app
 from services.app_roster import list_apps, remove_app
 from services.connections import get_connection
-from services.drafts import draft_app
+from services.drafts import draft_app, manifest_text
 from services.errors import InvalidValue
 from services.preview import AT_ONCE_LIMIT, ReplacePreview, connection_zone, preview_replace
 
@@ -241,7 +240,7 @@ def app_draft(
     stderr, as the manifest check's sentences."""
     with control_plane() as session:
         drafted = draft_app(session, connection, schema=schema, tables=tables, name=name)
-    text = json.dumps(drafted.manifest, indent=2, ensure_ascii=False) + "\n"
+    text = manifest_text(drafted.manifest) + "\n"
     if output is None:
         click.echo(text, nl=False)
     else:

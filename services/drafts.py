@@ -4,6 +4,7 @@ back, then the manifest check run on the draft, and what a person still has to w
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -93,3 +94,24 @@ def _to_write(manifest: dict[str, Any]) -> tuple[str, ...]:
             "(states.column, initial, moves) for the clock to move its rows"
         )
     return tuple(out)
+
+
+WIDTH = 96
+"""The widest line `manifest_text` writes a JSON object or array on whole."""
+
+
+def manifest_text(value: Any, indent: int = 0) -> str:
+    """A manifest as a file holds it, the way the examples are written: an object or array
+    that fits on one line (`WIDTH`) is written on one, a larger one a member a line."""
+    flat = json.dumps(value, ensure_ascii=False)
+    if not isinstance(value, dict | list) or indent + len(flat) <= WIDTH or not value:
+        return flat
+    inner = " " * (indent + 2)
+    if isinstance(value, dict):
+        parts = [
+            f"{inner}{json.dumps(k, ensure_ascii=False)}: {manifest_text(v, indent + 2)}"
+            for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(parts) + "\n" + " " * indent + "}"
+    parts = [f"{inner}{manifest_text(v, indent + 2)}" for v in value]
+    return "[\n" + ",\n".join(parts) + "\n" + " " * indent + "]"

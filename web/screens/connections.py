@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +16,7 @@ from core.sweep.hold_reads import set_aside_count
 from services.agreement import Disagreeing, disagreeing
 from services.apps import app_store
 from services.connections import set_paused
-from services.drafts import draft_app
+from services.drafts import draft_app, manifest_text
 from services.errors import first_line
 from services.fence_ledger import TurnedAway, turned_away
 from services.models import App, Connection, db
@@ -191,7 +190,7 @@ def draft_from_database(name: str) -> str:
         drafted = draft_app(db.session, name, schema=schema)
     except AdminiumError as error:
         refused = error.message
-    text = json.dumps(drafted.manifest, indent=2, ensure_ascii=False) if drafted else ""
+    text = manifest_text(drafted.manifest) if drafted else ""
     return render_template(
         "screens/draft.html",
         connection=connection,
