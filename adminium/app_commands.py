@@ -280,6 +280,11 @@ def app_remove(connection: str, app: str, drop_tables: bool, yes: bool) -> None:
     with control_plane() as session:
         removed = remove_app(session, connection, app, drop_tables=drop_tables, yes=yes)
     click.echo(f"app {removed.app} removed from connection {removed.connection}")
+    if removed.unreached:
+        click.echo(
+            f"  its database did not answer ({removed.unreached}): its set-aside records "
+            "there are left as they are"
+        )
     if removed.dropped:
         click.echo(f"  tables dropped: {', '.join(removed.dropped)}")
     if removed.kept:

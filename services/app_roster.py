@@ -83,6 +83,9 @@ class Removed:
     app: str
     dropped: tuple[str, ...]
     kept: tuple[str, ...]
+    unreached: str | None = None
+    """Why the database did not answer, when it did not: the app is forgotten all the same
+    (no sweep runs there), its set-aside records there left as they are."""
 
 
 def remove_app(
@@ -94,7 +97,8 @@ def remove_app(
     yes: bool = False,
 ) -> Removed:
     """Forget an app of the connection: its saved manifest, its users' roles in it, its
-    kept comparison, its set-aside records and sample marks. Its tables stay, unless
+    kept comparison, its set-aside records and sample marks (a database that does not
+    answer keeps those: the app is forgotten all the same). Its tables stay, unless
     `drop_tables` (with `yes`): then those Adminium made are dropped (a table of the
     venue's own never is). Done while holding the connection's sweep fence, so no sweep
     is mid-way on it: refused (CONTROL_PLANE_REFUSED) while one is. The database's part
@@ -113,7 +117,24 @@ def remove_app(
         connection_name, deadline=REMOVE_DEADLINE, holder=f"app remove {connection_name}/{app_name}"
     )
     try:
-        with engine.connect() as conn:
+        opened = engine.connect()
+    except sa.exc.OperationalError as error:
+        if drop_tables:
+            raise DatabaseRefused(
+                f"app {app_name} not removed: connection {connection_name!r}'s database does "
+                f"not answer, so its tables cannot be dropped: {first_line(error)}",
+                {"connection": connection_name, "app": app_name},
+            ) from None
+        # No sweep runs on a database that does not answer: the app is forgotten here alone.
+        session.execute(sa.delete(App).where(App.id == app.id))
+        session.commit()
+        log.info("app %s removed from connection %s (its database did not answer)", app_name,
+                 connection_name)  # fmt: skip
+        return Removed(
+            connection_name, app_name, (), tuple(sorted(model.tables)), first_line(error)
+        )
+    try:
+        with opened as conn:
             if not fence.acquire(conn):
                 holder = fence.turned_away_by
                 said = f" ({holder.sentence()})" if holder is not None else ""

@@ -96,9 +96,11 @@ CREATE TABLE till.tabs (
     covers integer NOT NULL DEFAULT '-2'::integer
 );
 CREATE TABLE till.splits (a int, b int, PRIMARY KEY (a, b));
+CREATE TABLE till.receipts (no text NOT NULL UNIQUE, total real);
 """
 """A till's tables as a vendor makes them: an ENUM state, an identity key, a link by a
-char(3) code, a default the database works out, a one-value CHECK, jsonb, a composite key."""
+char(3) code, a default the database works out, a one-value CHECK, jsonb, a composite key,
+a table keyed by a unique column alone."""
 
 
 def test_the_console_drafts_a_venues_tables_and_says_what_is_left(
@@ -157,15 +159,24 @@ def test_the_console_drafts_a_venues_tables_and_says_what_is_left(
         "moves, to which, at what moment)",
     ]
     # The composite key: the check's own sentence says what to do.
-    split = run("app", "draft", "till", "--schema", "till", "--table", "splits", "-o",
-                str(tmp_path / "splits.json"))  # fmt: skip
+    split = run("app", "draft", "till", "--schema", "till", "--table", "splits", "--table",
+                "receipts", "-o", str(tmp_path / "splits.json"))  # fmt: skip
     assert split.exit_code == 0, split.output
-    assert json.loads((tmp_path / "splits.json").read_text())["tables"]["splits"]["key"] == [
-        "a",
-        "b",
-    ]
+    tables = json.loads((tmp_path / "splits.json").read_text())["tables"]
+    assert tables["splits"]["key"] == ["a", "b"]
+    assert tables["receipts"] == {
+        "key": "no",
+        "columns": [
+            {"ref": "no", "type": "text"},
+            {"ref": "total", "type": "numeric", "nullable": True},
+        ],
+    }
     lines = split.stderr.splitlines()
-    assert lines[0] == f"drafted app till into {tmp_path / 'splits.json'}"
+    assert lines[:3] == [
+        f"drafted app till into {tmp_path / 'splits.json'}",
+        "still to write before app add:",
+        "  receipts: no primary key; the draft keys it by no, unique",
+    ]
     assert any(
         line.startswith("  tables.splits.key: ") and "add a single-column key" in line
         for line in lines

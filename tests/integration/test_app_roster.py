@@ -156,3 +156,25 @@ def test_app_remove_is_refused_while_the_clock_sweeps_the_connection(console: Co
             assert Fence("shop", deadline=60.0).acquire(conn)
     finally:
         engine.dispose()
+
+
+def test_an_app_whose_database_is_gone_is_forgotten_all_the_same(
+    console: Console, server_database_url: str
+) -> None:
+    name = psycopg.conninfo.conninfo_to_dict(console.venue)["dbname"]
+    with psycopg.connect(server_database_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+    dropping = console("app", "remove", "shop", "takeaway", "--drop-tables", "--yes")
+    assert dropping.exit_code == 1
+    assert dropping.stderr.startswith(
+        "Error: app takeaway not removed: connection 'shop''s database does not answer, so its "
+        "tables cannot be dropped: "
+    )
+    removed = console("app", "remove", "shop", "takeaway")
+    assert removed.exit_code == 0, removed.output
+    first, gone, kept = removed.output.splitlines()
+    assert first == "app takeaway removed from connection shop"
+    assert gone.startswith("  its database did not answer (") and name in gone
+    assert gone.endswith("): its set-aside records there are left as they are")
+    assert kept == f"  tables kept: {TAKEAWAY_TABLES}"
+    assert console("app", "list").output == "no apps yet: adminium app add CONNECTION FILE\n"
