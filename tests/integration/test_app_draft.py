@@ -25,8 +25,11 @@ from core.store.install import install_app
 from core.store.store import make_engine
 from tests.core.manifest_cases import example
 from tests.integration.pos_fixtures import pos_site
+from tests.integration.test_agreement_access import as_role, venue
 
 pytestmark = pytest.mark.integration
+
+__all__ = ["venue"]  # the fixture: the POS's tabs and a login role that may do nothing yet
 
 NOT_IN_THE_DATABASE = ("public", "rules", "title")
 """What a manifest's column says that no catalogue keeps: who sees it, the rules that write
@@ -225,3 +228,28 @@ def test_the_connection_page_drafts_from_the_database(
         )
         other = pos.client.get("/connections/pos/draft?schema=nosuch")
         assert "has no table in schema nosuch: nothing to draft" in other.text
+
+
+def test_a_user_that_may_do_nothing_yet_drafts_all_the_same(venue: tuple[str, str]) -> None:
+    # The catalogue is every user's to read: no USAGE on the schema, no SELECT on the table.
+    url, role = venue
+    engine = make_engine(as_role(url, role))
+    try:
+        with engine.connect() as conn:
+            draft = draft_manifest(conn, "pos", name="tills")
+    finally:
+        engine.dispose()
+    assert draft.manifest == {
+        "name": "tills",
+        "schema": "pos",
+        "tables": {
+            "tabs": {
+                "key": "id",
+                "columns": [
+                    {"ref": "id", "type": "serial"},
+                    {"ref": "status", "type": "text", "maxLength": 12},
+                    {"ref": "opened_at", "type": "timestamptz"},
+                ],
+            }
+        },
+    }
