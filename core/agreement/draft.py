@@ -98,9 +98,8 @@ def literal_default(expression: str | None, manifest_type: str) -> Any:
             return text
     elif manifest_type in ("text", "enum"):
         return None
-    if manifest_type in ("integer", "numeric") and _NUMBER.match(text):
-        number = _NUMBER.match(text)
-        assert number is not None
+    number = _NUMBER.match(text)
+    if manifest_type in ("integer", "numeric") and number is not None:
         try:
             value = Decimal(number[1])
         except InvalidOperation:  # pragma: no cover - the pattern holds digits only
@@ -210,7 +209,7 @@ def _columns(
             spec["nullable"] = True
         if kind == "text" and column.length is not None:
             spec["maxLength"] = column.length
-        if kind == "numeric":
+        if kind == "numeric" and column.base == "numeric":
             precision, scale = _numeric_size(reflected[column.name])
             if precision is not None:
                 spec["precision"] = precision

@@ -99,7 +99,7 @@ CREATE TABLE till.tabs (
     covers integer NOT NULL DEFAULT '-2'::integer
 );
 CREATE TABLE till.splits (a int, b int, PRIMARY KEY (a, b));
-CREATE TABLE till.receipts (no text NOT NULL UNIQUE, total real);
+CREATE TABLE till.receipts (no text NOT NULL UNIQUE, total double precision);
 """
 """A till's tables as a vendor makes them: an ENUM state, an identity key, a link by a
 char(3) code, a default the database works out, a one-value CHECK, jsonb, a composite key,
