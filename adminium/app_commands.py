@@ -1,5 +1,6 @@
 """Console commands for apps: `app add` (a manifest compared with the tables, their
-migration, the preview of a replace) and `app diff` (what disagrees, and the plan)."""
+migration, the preview of a replace), `app diff` (what disagrees, and the plan), `app
+draft` (a manifest from the database's catalogue), `app list` and `app remove`."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from adminium.refusals import Refused
 from core.agreement.compare import Comparison, Renames
 from services import apps
 from services.agreement import Asked, compare_app, parse_renames, record_comparison, saved_app
+from services.app_roster import list_apps, remove_app
 from services.connections import get_connection
+from services.drafts import draft_app, manifest_text
 from services.errors import InvalidValue
 from services.preview import AT_ONCE_LIMIT, ReplacePreview, connection_zone, preview_replace
 
@@ -215,3 +218,75 @@ def print_diff(found: Comparison, connection: str, *, sql_only: bool) -> None:
         click.echo("-- for the venue's DBA (tables, columns or CHECKs Adminium did not make):")
         for step in verdict.left:
             click.echo(step.sql)
+
+
+@app_group.command("draft")
+@click.argument("connection")
+@click.option("--schema", default="public", show_default=True, help="The schema to draft.")
+@click.option("--table", "tables", multiple=True, help="Draft this table only; repeat it for more.")
+@click.option("--name", default=None, help="The app's name (default: the schema's).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="Write the manifest to this file instead of stdout.",
+)
+def app_draft(
+    connection: str, schema: str, tables: tuple[str, ...], name: str | None, output: Path | None
+) -> None:
+    """Draft a manifest from CONNECTION's tables: columns, types, keys, links and a guessed
+    state column. The JSON goes to stdout (or -o FILE); what is still to write goes to
+    stderr, as the manifest check's sentences."""
+    with control_plane() as session:
+        drafted = draft_app(session, connection, schema=schema, tables=tables, name=name)
+    text = manifest_text(drafted.manifest) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        click.echo(f"drafted app {drafted.manifest['name']} into {output}", err=True)
+    click.echo("still to write before app add:", err=True)
+    for line in drafted.lines:
+        click.echo(f"  {line}", err=True)
+
+
+@app_group.command("list")
+@click.argument("connection", required=False)
+def app_list(connection: str | None) -> None:
+    """Each app (of CONNECTION, or of every connection), its tables, and whether they agree
+    with its manifest."""
+    with control_plane() as session:
+        found = list_apps(session, connection, now=datetime.now(UTC))
+    if not found:
+        click.echo("no apps yet: adminium app add CONNECTION FILE")
+    for listed in found:
+        tables = ", ".join(listed.tables)
+        click.echo(f"{listed.connection}/{listed.app}\t{tables}\t{listed.agreement}")
+
+
+@app_group.command("remove")
+@click.argument("connection")
+@click.argument("app")
+@click.option(
+    "--drop-tables",
+    is_flag=True,
+    help="Drop the app's tables Adminium made, and their rows (needs --yes).",
+)
+@click.option("--yes", is_flag=True, help="Drop them: --drop-tables asks for it.")
+def app_remove(connection: str, app: str, drop_tables: bool, yes: bool) -> None:
+    """Forget APP of CONNECTION (its manifest, its users' roles in it, its set-aside
+    records). Its tables stay, unless --drop-tables --yes drops those Adminium made."""
+    with control_plane() as session:
+        removed = remove_app(session, connection, app, drop_tables=drop_tables, yes=yes)
+    click.echo(f"app {removed.app} removed from connection {removed.connection}")
+    if removed.unreached:
+        click.echo(
+            f"  its database did not answer ({removed.unreached}): its set-aside records "
+            "there are left as they are"
+        )
+    if removed.dropped:
+        click.echo(f"  tables dropped: {', '.join(removed.dropped)}")
+    if removed.kept:
+        why = " (Adminium did not make them)" if drop_tables else ""
+        click.echo(f"  tables kept: {', '.join(removed.kept)}{why}")

@@ -291,17 +291,20 @@ def _unknown(context: Context, table: str, facts: ColumnFacts) -> list[Disagreem
         steps = [drop_column(schema, table, facts.name, True)]
         held = counted_rows(context.conn, schema, table, None, sa.column(facts.name).is_not(None))
         lost = f" ({held.hold('a value there')}, lost with it)" if held else ""
+        advice = "or add it to the manifest with a default"
     else:
         steps = [nullable(schema, table, facts.name, True, False)]
         lost = ""
+        advice = "or add it to the manifest with a default, or give it one in the database"
     return [
         Disagreement(
             Kind.unknown_not_null,
             table,
             facts.name,
             "does not know this column",
-            f"has it {facts.shown} NOT NULL with no default, so no new row can be made{lost}",
+            f"has it {facts.shown} NOT NULL with no default, so creates will be refused{lost}",
             tuple(steps),
+            advice,
         )
     ]
 

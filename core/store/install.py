@@ -28,6 +28,7 @@ from core.store.schema import (
     SWEEP_UPGRADES,
     adminium_metadata,
 )
+from core.store.schema import made as made_table
 from core.store.types import UTC_ZONE, column_type
 
 NAME_BYTES = 63
@@ -246,3 +247,27 @@ def index_table(statement: str) -> str:
 def index_item(schema: str, statement: str) -> MadeItem:
     """The record of an index a `CREATE INDEX IF NOT EXISTS "name" ON …` statement makes."""
     return MadeItem(schema, index_table(statement), MadeKind.index, index_name(statement))
+
+
+def drop_made_tables(conn: Connection, app: App) -> tuple[list[str], list[str]]:
+    """Drop the app's tables Adminium made (`adminium.made`), those that refer to others
+    first, and forget what it made of them, in the caller's transaction; never a table of
+    the venue's own, nor what refers to them from outside the app (no CASCADE: the database
+    refuses a drop another table's foreign key or a view still needs). The tables dropped
+    and those kept, by name."""
+    schema = app.schema_name
+    ours = read_made(conn, [schema])
+    there = set(sa.inspect(conn).get_table_names(schema=schema))
+    ordered_tables = [t.name for t in reversed(build_metadata(app).sorted_tables)]
+    dropped = [t for t in ordered_tables if t in there and ours.table(schema, t)]
+    kept = [t for t in app.tables if t not in dropped]
+    quote = conn.dialect.identifier_preparer.quote
+    for table in dropped:
+        conn.execute(sa.text(f"DROP TABLE {quote(schema)}.{quote(table)}"))
+    if dropped:
+        conn.execute(
+            sa.delete(made_table).where(
+                made_table.c.schema_name == schema, made_table.c.table_name.in_(dropped)
+            )
+        )
+    return dropped, kept

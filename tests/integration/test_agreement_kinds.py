@@ -255,8 +255,8 @@ def test_a_not_null_column_the_manifest_does_not_know(compared: Compare) -> None
     assert found.disagreements[0].kind is Kind.unknown_not_null
     assert only(found) == (
         "tabs.till: the manifest does not know this column, the database has it text NOT NULL "
-        "with no default, so no new row can be made; fix: ALTER TABLE S.tabs ALTER COLUMN till "
-        "DROP NOT NULL;"
+        "with no default, so creates will be refused; fix: ALTER TABLE S.tabs ALTER COLUMN till "
+        "DROP NOT NULL; or add it to the manifest with a default, or give it one in the database"
     )
 
 

@@ -201,7 +201,7 @@ def test_a_column_of_adminiums_the_manifest_drops_goes_only_with_yes(session: Se
     [sentence] = refused.value.details["sentences"]
     assert sentence.endswith(
         "(3 rows hold a value there, lost with it); fix: ALTER TABLE kitchen.orders DROP "
-        "COLUMN items;"
+        "COLUMN items; or add it to the manifest with a default"
     )
     assert "items" in columns(session)
     add_app(session, "venue", changed(without_items), replace=True, migrate=True, yes=True)

@@ -171,8 +171,9 @@ def test_a_removed_column_goes_with_yes_and_rows_are_made_again(venue: Site) -> 
         replace(venue, api_manifest(), migrate=True)
     assert destructive.value.details["sentences"][0] == (
         "orders.covers: the manifest does not know this column, the database has it integer "
-        "NOT NULL with no default, so no new row can be made (5 rows hold a value there, lost "
-        "with it); fix: ALTER TABLE public.orders DROP COLUMN covers;"
+        "NOT NULL with no default, so creates will be refused (5 rows hold a value there, lost "
+        "with it); fix: ALTER TABLE public.orders DROP COLUMN covers; or add it to the manifest "
+        "with a default"
     )
     replace(venue, api_manifest(), migrate=True, yes=True)
     made = venue.client.post(rows_path("orders"), json=create, headers=venue.headers("manager"))
@@ -190,8 +191,9 @@ def test_the_card_status_and_connection_list_say_the_tables_disagree(venue: Site
     assert diff.exit_code == 1
     first = (
         "orders.till: the manifest does not know this column, the database has it text NOT NULL"
-        " with no default, so no new row can be made; fix: ALTER TABLE public.orders ALTER COLUMN"
-        " till DROP NOT NULL;"
+        " with no default, so creates will be refused; fix: ALTER TABLE public.orders ALTER"
+        " COLUMN till DROP NOT NULL; or add it to the manifest with a default, or give it one in"
+        " the database"
     )
     assert diff.output.splitlines()[1] == f"  {first}"
     words = f"tables disagree with the manifest: 1 (app venue: {first})"

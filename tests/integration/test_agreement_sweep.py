@@ -70,7 +70,7 @@ def test_the_sweep_compares_again_only_once_the_tables_change(session: Session) 
     assert again[0] == NOW.replace(minute=5)  # kept by that minute's sweep
     assert [d["sentence"].split(";")[0] for d in again[1]] == [
         "orders.till: the manifest does not know this column, the database has it text NOT NULL"
-        " with no default, so no new row can be made"
+        " with no default, so creates will be refused"
     ]
     sweep(session, "shop", now=NOW.replace(minute=10), publisher=NO_PUBLISHER)
     assert kept(session) == again

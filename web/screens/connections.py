@@ -6,15 +6,17 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from flask import render_template
+from flask import render_template, request
 from sqlalchemy.exc import DBAPIError
 from werkzeug.wrappers import Response
 
+from core.basics.errors import AdminiumError
 from core.sweep.faults import adminium_missing
 from core.sweep.hold_reads import set_aside_count
 from services.agreement import Disagreeing, disagreeing
 from services.apps import app_store
 from services.connections import set_paused
+from services.drafts import draft_app, manifest_text
 from services.errors import first_line
 from services.fence_ledger import TurnedAway, turned_away
 from services.models import App, Connection, db
@@ -170,3 +172,30 @@ def pause_connection(name: str) -> str | Response:
 def resume_connection(name: str) -> str | Response:
     """Resume the connection: every row already due moves at the next sweep."""
     return _pause(name, False)
+
+
+@bp.get("/connections/<name>/draft")
+def draft_from_database(name: str) -> str:
+    """A manifest drafted from the connection's tables (`adminium app draft`), the JSON to
+    copy, and what is still to write; for a user who may pause it (a role in each app)."""
+    connection, _ = screen_connection(name)
+    if not may_pause(require_user(), connection):
+        raise Forbidden(
+            "drafting reads every table of the connection: it needs a role in each of its apps",
+            {"connection": name},
+        )
+    schema = request.args.get("schema", "").strip() or "public"
+    drafted, refused = None, None
+    try:
+        drafted = draft_app(db.session, name, schema=schema)
+    except AdminiumError as error:
+        refused = error.message
+    text = manifest_text(drafted.manifest) if drafted else ""
+    return render_template(
+        "screens/draft.html",
+        connection=connection,
+        schema=schema,
+        drafted=drafted,
+        text=text,
+        refused=refused,
+    )
