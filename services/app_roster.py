@@ -117,7 +117,7 @@ def remove_app(
         connection_name, deadline=REMOVE_DEADLINE, holder=f"app remove {connection_name}/{app_name}"
     )
     try:
-        opened = engine.connect()
+        opened = _answering(engine)
     except sa.exc.OperationalError as error:
         if drop_tables:
             raise DatabaseRefused(
@@ -168,6 +168,23 @@ def remove_app(
         ", ".join(dropped) or "none",
     )
     return Removed(connection_name, app_name, tuple(sorted(dropped)), tuple(sorted(kept)))
+
+
+def _answering(engine: sa.Engine) -> sa.Connection:
+    """A connection that has answered a statement: a pooled one the server dropped since
+    (its database dropped or restarted) is let go and a new one opened, whose failure
+    (OperationalError) is then the database's own answer."""
+    for attempt in (1, 2):
+        conn = engine.connect()
+        try:
+            conn.exec_driver_sql("SELECT 1")
+            conn.rollback()
+            return conn
+        except sa.exc.OperationalError as error:
+            conn.close()
+            if attempt == 2 or not error.connection_invalidated:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _forget(conn: sa.Connection, table: sa.Table, app_name: str) -> None:
