@@ -21,8 +21,8 @@ from core.sweep.minute_work import has_minute_work
 from core.time.clock import UnknownZone, known_zone
 from services.errors import AlreadyExists, InvalidValue, NotFound, first_line
 from services.events import Publisher
-from services.models import App, Connection
 from services.languages import check_locale
+from services.models import App, Connection
 from services.storage import connection_engine
 from services.urls import parse_url
 

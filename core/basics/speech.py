@@ -127,7 +127,13 @@ class Speech:
         )
 
     def number(self, value: int | float | Decimal) -> str:
-        """A number with the locale's separators: `1,234.5`, `1.234,5`, `1 234,5`."""
+        """A number with the locale's separators: `1,234.5`, `1.234,5`, `1 234,5`; a Decimal
+        keeps its places (`12.50` reads `12,50`)."""
+        if isinstance(value, Decimal):
+            exponent = value.as_tuple().exponent
+            places = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+            pattern = "#,##0" + ("." + "0" * places if places else "")
+            return format_decimal(value, format=pattern, locale=self.locale)
         return format_decimal(value, locale=self.locale)
 
     def money(self, value: int | float | Decimal, currency: str) -> str:

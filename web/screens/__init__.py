@@ -27,6 +27,7 @@ from web.screens import (
     rows,
     samples,
     set_aside,
+    speaking,
     times,
     webhooks,
     words,
@@ -72,6 +73,7 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
     labels.init_app(app)
     bar.init_app(app)
     words.init_app(app)
+    speaking.init_app(app)
     app.context_processor(_screen_globals)
 
 

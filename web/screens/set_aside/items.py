@@ -15,6 +15,7 @@ from core.manifest.model import Column, Table
 from core.sweep.fixes import NewMoment, fix_fields, new_moment
 from core.sweep.pending import Aside, rules_of, waiting_on
 from web.context import clock
+from web.language import speech
 from web.screens.access import (
     screen_blueprint,
 )
@@ -68,12 +69,15 @@ def refused_again(aside: Aside, to: str) -> str:
         return ""
     spec = store.spec(rule.table)
     other = waiting.rule
-    return (
-        f"Moved to {state_label(to, spec)}, it is due at once under rule {other.number}"
-        f" ({state_label(other.timed.from_, spec)} → {state_label(other.timed.to, spec)}"
-        f" at {full(waiting.reading.at, store.zone)}): the next minute's sweep moves it to"
-        f" {state_label(other.timed.to, spec)}, which was refused for this row, and sets it"
-        " aside again. Fix what refused it first."
+    return speech()(
+        "Moved to %(state)s, it is due at once under rule %(number)s (%(from)s → %(to)s at"
+        " %(time)s): the next minute's sweep moves it to %(to)s, which was refused for this"
+        " row, and sets it aside again. Fix what refused it first.",
+        state=state_label(to, spec),
+        number=other.number,
+        time=full(waiting.reading.at, store.zone),
+        to=state_label(other.timed.to, spec),
+        **{"from": state_label(other.timed.from_, spec)},
     )
 
 
