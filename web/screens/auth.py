@@ -6,13 +6,13 @@ import logging
 from urllib.parse import urlsplit
 
 from flask import Blueprint, redirect, render_template, request, session, url_for
+from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from services.demo_account import DEMO_EMAIL, DEMO_PASSWORD, demo_signs_in
 from services.models import db
 from services.users import choose_locale, end_sessions, user_by_password
 from web.context import publisher
-from web.language import speech
 from web.screens.access import require_user, signed_in_user, start_session
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ def sign_in() -> Response | tuple[str, int] | str:
         page = render_template(
             "screens/sign_in.html",
             next=target or "",
-            error=speech()("That email and password do not match."),
+            error=_("That email and password do not match."),
             demo=_demo_hint(),
         )
         return page, 401

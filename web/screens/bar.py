@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, request, url_for
+from flask_babel import gettext as _
 from jinja2 import pass_context
 from jinja2.runtime import Context
 
@@ -78,17 +79,17 @@ def _list_links(name: str, here: str) -> list[BarLink]:
     """The connection's lists every bar has: Pending, Set aside and the clock's log."""
     return [
         BarLink(
-            speech()("Pending"),
+            _("Pending"),
             url_for("pending.list_pending", name=name),
             here.startswith("pending."),
         ),
         BarLink(
-            speech()("Set aside"),
+            _("Set aside"),
             url_for("set_aside.list_set_aside", name=name),
             here.startswith("set_aside."),
         ),
         BarLink(
-            speech()("Clock's log"),
+            _("Clock's log"),
             url_for("clock_log.show_clock_log", name=name),
             here.startswith("clock_log."),
         ),
@@ -102,7 +103,7 @@ def _outbox_links(name: str, focus: list[App], shown_app: object, here: str) -> 
     for app in mailing:
         href = url_for("outbox.show_outbox", connection=name, name=app.name)
         current = here.startswith("outbox.") and on_app(shown_app, app)
-        links.append(BarLink(_titled(speech()("Outbox"), app, mailing), href, current))
+        links.append(BarLink(_titled(_("Outbox"), app, mailing), href, current))
     return links
 
 
@@ -113,7 +114,7 @@ def _webhook_links(connection: Connection, apps: list[App], here: str) -> list[B
     name = connection.name
     links = [
         BarLink(
-            speech()("Deliveries"),
+            _("Deliveries"),
             url_for("webhooks.show_deliveries", name=name),
             here == "webhooks.show_deliveries",
         )
@@ -121,7 +122,7 @@ def _webhook_links(connection: Connection, apps: list[App], here: str) -> list[B
     if may_pause(require_user(), connection):
         links.append(
             BarLink(
-                speech()("Webhooks"),
+                _("Webhooks"),
                 url_for("webhooks.show_webhooks", name=name),
                 here in ("webhooks.show_webhooks", "webhooks.show_calls"),
             )

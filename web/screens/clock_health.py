@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 import redis
 from flask import request
+from flask_babel import gettext as _
 from sqlalchemy.exc import DBAPIError
 
 from core.store.store import Store
@@ -146,7 +147,7 @@ class ClockFigures:
         found = [
             (
                 app,
-                speech()(
+                _(
                     "stopped this minute while %(during)s: %(error)s",
                     during=fault["during"],
                     error=fault["error"],
@@ -155,7 +156,7 @@ class ClockFigures:
             for app, fault in recorded.items()
         ]
         found += [
-            (app, speech()("cannot be read: %(why)s", why=words))
+            (app, _("cannot be read: %(why)s", why=words))
             for app, words in self.unread
             if app not in recorded
         ]

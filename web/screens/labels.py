@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Flask
+from flask_babel import gettext as _
 
 from core.manifest.titles import column_label, label, state_label, table_label
 from web.language import speech
@@ -20,10 +21,10 @@ def producer_label(model: Any, number: object) -> str:
     try:
         producer = listed[int(str(number)) - 1]
     except (ValueError, IndexError):
-        return speech()("Email")
+        return _("Email")
     if producer.kind == "reminder":
         spec = model.tables.get(producer.before.table)
-        return speech()("Reminder before %(column)s", column=column_label(producer.before.at, spec))
+        return _("Reminder before %(column)s", column=column_label(producer.before.at, spec))
     spec = model.tables.get(producer.table)
     states = getattr(getattr(spec, "states", None), "column", None)
     if producer.on.column == states:

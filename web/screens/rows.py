@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from flask import render_template, request
+from flask_babel import gettext as _
 
 from core.basics.errors import AdminiumError, echo
 from core.manifest.model import MoveSpec, Table, Timed
@@ -161,7 +162,7 @@ def _write_then_detail(
             if ahead is not None and ahead.due_at_once and request.form.get("confirmed") != "1":
                 # Saving makes rows due at once: asked once more, with what would move.
                 context = row_context(app, table, key, roles)
-                words = speech()(
+                words = _(
                     "Not saved yet: %(what)s Save again to confirm.",
                     what=_preview_words(ahead, store),
                 )
@@ -179,7 +180,7 @@ def _write_then_detail(
             )
             now_is = shown_value(result.row.get(column), store.zone)
             answer = writing.Answer(
-                speech()(
+                _(
                     "Saved: %(row)s: %(field)s is now %(value)s.",
                     row=named,
                     field=column_label(column, spec),

@@ -9,6 +9,8 @@ import logging
 from pathlib import Path
 
 from flask import current_app, render_template, request
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from core.basics.errors import AdminiumError
@@ -64,7 +66,7 @@ def sample_removal_words(app: App) -> str:
             keys = sample_keys(conn, app.name)
     except DBAPIError:
         # Its card says the database does not answer; the removal would say so too.
-        return speech()("Remove every sample row of %(app)s? Real rows stay.", app=app.name)
+        return _("Remove every sample row of %(app)s? Real rows stay.", app=app.name)
     say = speech()
     counts = {table: len(found) for table, found in sorted(keys.items()) if found}
     if not counts:
@@ -148,7 +150,7 @@ def remove_sample_data(name: str, app_name: str) -> str:
         kept=kept_words(removal),
         total=total,
     )
-    said = speech().plural(
+    said = ngettext(
         "Sample data of %(app)s removed by you: %(num)d row.",
         "Sample data of %(app)s removed by you: %(num)d rows.",
         total,

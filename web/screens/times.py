@@ -7,6 +7,7 @@ from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 from flask import Flask
+from flask_babel import gettext as _
 
 from core.time.words import aside_words, overdue_words, span_words
 from web.language import speech
@@ -120,7 +121,7 @@ def verb(to: str, spec: object = None) -> str:
     """A timed move's verb on a card: `cancels`, else `moves to <state>` by its label
     (`moves to No show`; the table's `states.titles` where given)."""
     found = _verbs().get(to)
-    return found or speech()("moves to %(state)s", state=state_label(to, spec))
+    return found or _("moves to %(state)s", state=state_label(to, spec))
 
 
 def value(raw: object, zone: ZoneInfo) -> str:
@@ -132,7 +133,7 @@ def value(raw: object, zone: ZoneInfo) -> str:
     if isinstance(raw, date):
         return speech().day(raw)
     if isinstance(raw, bool):
-        return speech()("yes") if raw else speech()("no")
+        return _("yes") if raw else _("no")
     if isinstance(raw, Decimal | float) and not speech().english:
         return speech().number(raw)
     return str(raw)

@@ -10,6 +10,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from flask import render_template, url_for
+from flask_babel import gettext as _
 
 from core.basics.actors import Actor
 from core.basics.errors import ValueRefused, echo
@@ -135,7 +136,7 @@ def refused_answer(what: str, named: str, refusal: StaffRefusal) -> Answer:
 
 def not_done() -> str:
     """The head of a refused action's answer: "Not done"."""
-    return speech()("Not done")
+    return _("Not done")
 
 
 def undo_of(
@@ -151,7 +152,7 @@ def undo_of(
                 table=table,
                 key=key,
             )
-            words = speech()("Undo to %(state)s", state=state_label(left, spec))
+            words = _("Undo to %(state)s", state=state_label(left, spec))
             return Undo(href, left, now, words)
     return None
 

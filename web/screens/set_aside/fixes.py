@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import render_template, request
+from flask_babel import gettext as _
 
 from core.basics.errors import AdminiumError
 from core.store.store import Store
@@ -122,7 +123,7 @@ def fix_row(name: str, app_name: str, table: str, key: str, action: str) -> tupl
             )
             now_is = shown_value(result.row.get(column), store.zone)
             answer = writing.Answer(
-                speech()(
+                _(
                     "Saved: %(row)s: %(field)s is now %(value)s.",
                     row=named,
                     field=column_label(column, spec),
@@ -137,9 +138,7 @@ def fix_row(name: str, app_name: str, table: str, key: str, action: str) -> tupl
     except AdminiumError as refused:
         # The item says why, and so does the toast: plain words, what to do, the code apart.
         error = refused
-        what = (
-            speech()("Tried again now, refused again") if action == "retry" else writing.not_done()
-        )
+        what = _("Tried again now, refused again") if action == "retry" else writing.not_done()
         to = request.form.get("to") if action == "move" else None
         if to is None and before:
             to = before[0].rule.timed.to
@@ -159,7 +158,7 @@ def _retried(
     named = writing.row_words(spec, table, key)
     if set_aside_rows([store], table=table, key=key):
         return writing.Answer(
-            speech()(
+            _(
                 "%(row)s is still set aside: another writer held it; the sweep tries again"
                 " at the next minute.",
                 row=named,
@@ -171,8 +170,8 @@ def _retried(
     state_column = spec.states.column if spec.states else ""
     now = str(row.get(state_column)) if row is not None else left
     if row is None or now == left:
-        return writing.Answer(speech()("%(row)s is no longer set aside.", row=named))
-    words = speech()(
+        return writing.Answer(_("%(row)s is no longer set aside.", row=named))
+    words = _(
         "%(row)s moved to %(state)s by its timed move.", row=named, state=state_label(now, spec)
     )
     return writing.Answer(words, undo=writing.undo_of(app, spec, table, key, left, now, roles))
@@ -249,13 +248,13 @@ def _bulk_one(name: str, app_name: str, table: str, key: str, action: str, to: s
         parsed = row_key(store, table, key)
         found = set_aside_rows([store], table=table, key=key)
         if not found:
-            return BulkLine(app_name, table, key, False, speech()("no longer set aside"))
+            return BulkLine(app_name, table, key, False, _("no longer set aside"))
         if action == "move":
             # The state the person saw: a set-aside row is in its rule's `from`.
             seen = found[0].rule.timed.from_
             writing.move(store, table, parsed, person(require_user(), roles), to, seen)
             title = state_label(to, store.spec(table))
-            said = speech()("moved to %(state)s", state=title)
+            said = _("moved to %(state)s", state=title)
             return BulkLine(app_name, table, key, True, said, to_title=title)
         retry_set_aside(store, table, key, now=clock(), publisher=publisher())
     except AdminiumError as refused:
@@ -271,6 +270,6 @@ def _bulk_one(name: str, app_name: str, table: str, key: str, action: str, to: s
         )
         return BulkLine(app_name, table, key, False, why.sentence, refused.code)
     if set_aside_rows([store], table=table, key=key):
-        held = speech()("another writer held it: tried next minute")
+        held = _("another writer held it: tried next minute")
         return BulkLine(app_name, table, key, False, held)
-    return BulkLine(app_name, table, key, True, speech()("moved by its timed move"))
+    return BulkLine(app_name, table, key, True, _("moved by its timed move"))

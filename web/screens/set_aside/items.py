@@ -10,12 +10,13 @@ from datetime import datetime
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
+from flask_babel import gettext as _
+
 from core.basics.errors import AdminiumError
 from core.manifest.model import Column, Table
 from core.sweep.fixes import NewMoment, fix_fields, new_moment
 from core.sweep.pending import Aside, rules_of, waiting_on
 from web.context import clock
-from web.language import speech
 from web.screens.access import (
     screen_blueprint,
 )
@@ -69,7 +70,7 @@ def refused_again(aside: Aside, to: str) -> str:
         return ""
     spec = store.spec(rule.table)
     other = waiting.rule
-    return speech()(
+    return _(
         "Moved to %(state)s, it is due at once under rule %(number)s (%(from)s → %(to)s at"
         " %(time)s): the next minute's sweep moves it to %(to)s, which was refused for this"
         " row, and sets it aside again. Fix what refused it first.",
