@@ -62,8 +62,13 @@ def compile_catalogues(source: Path = TRANSLATIONS) -> Path:
 
 
 def _connection_on_screen() -> Connection | None:
-    """The connection the request's screen belongs to (its URL names it), if any."""
-    name = (request.view_args or {}).get("connection")
+    """The connection the request's screen belongs to (its URL names it), if any: an app's
+    screens name it `connection` (/apps/<connection>/…), a connection's own `name`
+    (/connections/<name>/…)."""
+    found_args = request.view_args or {}
+    name = found_args.get("connection")
+    if name is None and request.path.startswith("/connections/"):
+        name = found_args.get("name")
     if not isinstance(name, str):
         return None
     found: Connection | None = db.session.query(Connection).filter_by(name=name).one_or_none()
