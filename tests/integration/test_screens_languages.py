@@ -18,8 +18,8 @@ from flask.testing import FlaskClient
 
 from adminium.cli import main
 from services import connections, users
-from services.models import User, db
 from services.control_version import read_version
+from services.models import User, db
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
 from tests.integration.screens_fixtures import add_order, csrf_of
