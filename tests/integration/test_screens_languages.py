@@ -8,21 +8,27 @@ The site's clock reads Friday 10 July 2026 09:00 UTC, 10:00 in London (BST, UTC+
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import redis
 import sqlalchemy as sa
 from click.testing import CliRunner
 from flask.testing import FlaskClient
+from simple_websocket import Client
 
 from adminium.cli import main
 from services import connections, users
 from services.control_version import read_version
+from services.events import Publisher
 from services.models import User, db
+from services.sweeps import sweep
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import add_order, csrf_of
+from tests.integration.screens_fixtures import add_order, csrf_of, forbid_cancel_with_note
+from tests.integration.test_screens_live import ASIDE_SOCKET, cookie_of, receive_until
 
 BOARD = "/apps/venue/venue/orders"
 
@@ -182,3 +188,42 @@ def test_the_console_sets_a_users_and_a_connections_language(
         cook = db.session.scalar(sa.select(User).where(User.email == "cook@venue.test"))
         assert cook is not None and cook.locale == "pt_PT"
     run(main, ["connection", "locale", "venue"], env=env)
+
+
+def test_a_live_push_reads_german_to_a_german_screen(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient], base_url: str, redis_url: str
+) -> None:
+    # The venue refuses cancelling an order with a note. Pickup Wed 8 July 12:30 BST: due
+    # at closing, 21:00 BST = 20:00 UTC; the 20:01 UTC sweep is refused and sets it aside.
+    set_locales(screens_site, "de", None)
+    forbid_cancel_with_note(screens_site)
+    key = add_order(screens_site, at("2026-07-08 11:30"), note="Nüsse")
+    cookie = {"Cookie": cookie_of(signed_in("manager"))}
+    aside = Client.connect(f"ws://{base_url}{ASIDE_SOCKET}", headers=cookie)
+    client = redis.Redis.from_url(redis_url)
+    try:
+        started = time.monotonic()
+        with screens_site.app.app_context():
+            sweep(db.session, "venue", now=at("2026-07-08 20:01"), publisher=Publisher(client))
+        listed = receive_until(aside, f'id="aside-orders-{key}"', started)
+    finally:
+        aside.close()
+        client.close()
+        with screens_site.store().engine.begin() as conn:
+            conn.execute(
+                sa.text("ALTER TABLE public.orders DROP CONSTRAINT ck_cancelled_without_note")
+            )
+    assert (
+        '<span class="refusal-words">Note verstößt gegen eine Regel der Tabelle. Ändern Sie'
+        " Note und versuchen Sie es erneut.</span>" in listed
+    )
+    assert "Zurückgestellt: erneuter Versuch im Durchlauf der nächsten Minute." in listed
+    assert "<h3>Von Hand wechseln</h3>" in listed
+    assert "Sign out" not in listed and "Move it by hand" not in listed
+
+
+def test_the_redis_banner_is_said_in_each_screens_language(screens_site: Site) -> None:
+    live_hub = screens_site.app.extensions["adminium.live"]
+    assert "<strong>Redis antwortet nicht:</strong>" in live_hub.banner(down=True, locale="de")
+    assert "<strong>O Redis não responde:</strong>" in live_hub.banner(down=True, locale="pt_PT")
+    assert "<strong>Redis does not answer:</strong>" in live_hub.banner(down=True)

@@ -11,10 +11,12 @@ import contextlib
 import logging
 import queue
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Blueprint, abort, g, request, session
+from flask_babel import get_locale
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
@@ -123,7 +125,7 @@ def _refuse_signed_out() -> tuple[str, int] | None:
         # than trying a refused handshake again forever. It is sent nothing else.
         g.live_signed_out = True
         return None
-    g.live_screen = _screen()
+    g.live_screen = replace(_screen(), locale=str(get_locale() or "en"))
     if not hub().start():
         # Opened now, the screen would say "live" and refetch while no change can reach
         # it. Refused, the ws extension tries again (1006) until the hub has subscribed.
