@@ -18,6 +18,7 @@ from core.store.schema import audit
 from core.store.store import Row, Store
 from core.sweep.pending import Waiting, rules_of, waiting_on
 from web.errors import InvalidRequest
+from web.language import speech
 
 BOARD_LIMIT = 2000
 """How many rows a board shows at most (the newest first)."""
@@ -132,7 +133,7 @@ def make_card(store: Store, table: str, row: Row, tables: Any) -> Card:
         row[spec.key],
         row[spec.states.column] if spec.states is not None else "",
         tuple((c.ref, row.get(c.ref)) for c in shown.columns),
-        waiting_on(rules_of(store, table), row, tables),
+        waiting_on(rules_of(store, table), row, tables, speech()),
         (shown.time.ref, row.get(shown.time.ref)) if shown.time is not None else None,
     )
 

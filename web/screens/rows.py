@@ -75,7 +75,7 @@ def row_context(
     if view.card.waiting is None and spec.states is not None:
         with store.engine.connect() as conn:
             tables = store.read_clock_tables(conn)
-        no_time = waiting_for_no_time(rules_of(store, table), view.row, tables)
+        no_time = waiting_for_no_time(rules_of(store, table), view.row, tables, speech())
     with store.engine.connect() as conn:
         refusals = row_refusals(conn, app.name, table, str(view.card.key))
     return {
