@@ -91,7 +91,8 @@ def overflowing(page: Page) -> list[str]:
               for (const el of document.querySelectorAll(picked)) {
                 if (!el.offsetParent) { continue; }
                 if (el.scrollWidth > el.clientWidth + 1) {
-                  found.push(`${el.tagName.toLowerCase()}.${el.className}: ${el.innerText.slice(0, 40)}`
+                  const name = `${el.tagName.toLowerCase()}.${el.className}`;
+                  found.push(`${name}: ${el.innerText.slice(0, 40)}`
                     + ` (${el.scrollWidth} > ${el.clientWidth})`);
                 }
               }
