@@ -11,8 +11,8 @@ in German and Portuguese (docs/screenshots, `make screenshots`).
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -108,7 +108,7 @@ def tour(
     site: Site,
     redis_url: str,
     locale: str,
-    screenshot: Callable[[str], Path],
+    shots: Path,
     email: str = "admin@venue.test",
 ) -> dict[str, list[str]]:
     """Sign in, open every screen, push a change to each live one; what was wrong."""
@@ -138,7 +138,7 @@ def tour(
         problems += english_left(page.locator("body").inner_text(), locale)
         problems += axe_violations(page)
         if path in SHOTS:
-            screenshot(f"{SHOTS[path]}_{locale}")
+            page.screenshot(path=str(shots / f"{SHOTS[path]}_{locale}.png"), full_page=True)
         page.set_viewport_size({"width": 390, "height": 800})
         problems += too_wide(page) + overflowing(page)
         problems += refused
@@ -155,6 +155,14 @@ def set_locales(site: Site, user: str | None, connection: str | None) -> None:
 
 
 @pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    """Where the screenshots go: ADMINIUM_SCREENSHOTS (`make screenshots`), else a temp folder."""
+    folder = Path(os.environ.get("ADMINIUM_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
 def aside_order(screens_site: Site, redis_url: str) -> int:
     """An order the sweep set aside (the venue refuses cancelling one with a note)."""
     screens_site.clock.now = at("2026-07-08 20:04")
@@ -171,7 +179,7 @@ def test_every_screen_in_the_users_language(
     screens_site: Site,
     redis_url: str,
     aside_order: int,
-    screenshot: Callable[[str], Path],
+    shots: Path,
     locale: str,
 ) -> None:
     set_locales(screens_site, locale, None)
@@ -179,7 +187,7 @@ def test_every_screen_in_the_users_language(
     context.set_default_timeout(10_000)
     page = context.new_page()
     try:
-        found = tour(page, base, screens_site, redis_url, locale, screenshot)
+        found = tour(page, base, screens_site, redis_url, locale, shots)
     finally:
         context.close()
         set_locales(screens_site, None, None)
@@ -221,7 +229,6 @@ def test_a_portuguese_connections_wall_to_a_user_with_no_setting(
     base: str,  # noqa: F811
     screens_site: Site,
     redis_url: str,
-    screenshot: Callable[[str], Path],
 ) -> None:
     set_locales(screens_site, None, "pt_PT")
     context = browser.new_context(locale="de-DE")  # the browser's German loses to the venue's
