@@ -17,6 +17,7 @@ from core.manifest.model import Column, Table
 from core.sweep.fixes import NewMoment, fix_fields, new_moment
 from core.sweep.pending import Aside, rules_of, waiting_on
 from web.context import clock
+from web.language import speech
 from web.screens.access import (
     screen_blueprint,
 )
@@ -47,7 +48,7 @@ def aside_fix(aside: Aside, error: AdminiumError | None = None) -> AsideFix:
     push all render `_aside.html`)."""
     rule = aside.rule
     spec = rule.store.spec(rule.table)
-    moment = new_moment(rule.timed.at, spec, aside.row, aside.fallback, rule.timed)
+    moment = new_moment(rule.timed.at, spec, aside.row, aside.fallback, rule.timed, speech())
     named = error.details.get("column") if error is not None else None
     shown = editable_columns(spec)
     fields, first = fix_fields(rule.table, spec, shown, aside.message, named, rule.timed)
