@@ -137,7 +137,7 @@ def tour(
             page.wait_for_timeout(300)  # the swaps it carried settle
         problems += english_left(page.locator("body").inner_text(), locale)
         problems += axe_violations(page)
-        if path in SHOTS:
+        if path in SHOTS and locale in ("de", "pt_PT"):
             page.screenshot(path=str(shots / f"{SHOTS[path]}_{locale}.png"), full_page=True)
         page.set_viewport_size({"width": 390, "height": 800})
         problems += too_wide(page) + overflowing(page)
