@@ -46,8 +46,15 @@ def outcome_words(outcome: object) -> str:
     return known.get(value, value)
 
 
+def full_stop(words: str) -> str:
+    """Words that end a sentence, with its full stop: none more after an abbreviation's
+    ("in 57 Min." stays, "in 57 min" becomes "in 57 min.")."""
+    return words if words.endswith(".") else f"{words}."
+
+
 def init_app(app: Flask) -> None:
     """Make the words template globals."""
+    app.add_template_filter(full_stop, "full_stop")
     app.add_template_global(amount_words, "amount_words")
     app.add_template_global(status_words, "status_words")
     app.add_template_global(outcome_words, "outcome_words")
