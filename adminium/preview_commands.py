@@ -47,7 +47,7 @@ def print_preview(preview: Preview, zone: ZoneInfo) -> None:
         )
     if preview.more:
         click.echo("(more changes than listed)")
-    click.echo(preview.summary())
+    click.echo(preview.summary(zone))
 
 
 @click.command("preview")

@@ -358,7 +358,8 @@ def preview_json(preview: Preview, stores_zone: ZoneInfo | None = None) -> dict[
     return {
         "at": now.isoformat(),
         "horizon_hours": int(preview.horizon.total_seconds() // 3600),
-        "summary": preview.summary(),
+        "read_to": at(preview.reach()),
+        "summary": preview.summary(stores_zone or ZoneInfo("UTC")),
         "counts": preview.counts(),
         "more": preview.more,
         "changes": [

@@ -22,8 +22,10 @@ from core.basics.actors import Actor
 from core.basics.errors import AdminiumError, echo
 from core.basics.json_rows import jsonable, row_json
 from core.basics.values import checked_value, text_fault
+from core.manifest.lookup import state_names
 from core.manifest.model import Table
 from core.preview.preview import Preview
+from core.store.search import search_clause
 from core.store.store import Store, uuid_text
 from core.writes.pipeline import WriteResult
 from services.models import ADMIN, App, Connection, User, db
@@ -190,10 +192,52 @@ def list_apps() -> Response:
 ROWS = "/apps/<connection>/<app>/tables/<table>/rows"
 
 
+LIST_PARAMETERS = ("limit", "after", "state", "q")
+"""The query parameters the row list takes; any other is INVALID_REQUEST."""
+
+
+def list_filters(table: str, t: sa.Table, spec: Table) -> list[sa.ColumnElement[bool]]:
+    """The row list's `state` (repeatable: a row in any of them) and `q` (the board's
+    search) as conditions; an unknown parameter, or a filter no row could match, is
+    INVALID_REQUEST naming it."""
+    for name in request.args:
+        if name not in LIST_PARAMETERS:
+            raise InvalidRequest(
+                f"unknown query parameter {echo(name)!r}: the list takes"
+                f" {', '.join(LIST_PARAMETERS)}",
+                {"parameter": echo(name), "takes": list(LIST_PARAMETERS)},
+            )
+    found: list[sa.ColumnElement[bool]] = []
+    states = request.args.getlist("state")
+    if states:
+        if spec.states is None:
+            raise InvalidRequest(
+                f"{table!r} keeps no states: leave out state", {"state": echo(states[0])}
+            )
+        known = state_names(spec)
+        for state in states:
+            if state not in known:
+                listed = ", ".join(known)
+                raise InvalidRequest(
+                    f"the table has no state {echo(state)!r}: its states are {listed}",
+                    {"state": echo(state)},
+                )
+        found.append(t.c[spec.states.column].in_(states))
+    q = request.args.get("q", "").strip()
+    if q:
+        fault = text_fault(q)
+        if fault is not None:
+            raise InvalidRequest(f"the search holds {fault}", {"q": echo(q)})
+        found.append(search_clause(t, spec, q))
+    return found
+
+
 @bp.get(ROWS)
 def list_rows(connection: str, app: str, table: str) -> Response:
-    """A page of the table's rows by key: `limit` rows after the key `after`."""
+    """A page of the table's rows by key: `limit` rows after the key `after`, those in
+    one of the `state`s and holding `q` when given."""
     store, spec, _ = _staff_table(connection, app, table)
+    filters = list_filters(table, store.table(table), spec)
     limit = request.args.get("limit", str(PAGE_SIZE))
     # Digits only, and few of them: Python will not read a number of over 4,300 digits.
     readable = limit.isascii() and limit.isdigit() and len(limit) <= len(str(PAGE_MAX))
@@ -201,7 +245,7 @@ def list_rows(connection: str, app: str, table: str) -> Response:
         raise InvalidRequest(f"limit is a whole number from 1 to {PAGE_MAX}", {"limit": limit})
     t = store.table(table)
     key_column = t.c[spec.key]
-    query = sa.select(t).order_by(key_column).limit(int(limit) + 1)
+    query = sa.select(t).where(*filters).order_by(key_column).limit(int(limit) + 1)
     after = request.args.get("after")
     if after is not None:
         after_key = parse_key(spec, after)

@@ -279,6 +279,15 @@ def values_in(table: str, spec: Table, kind: Kind, raw: dict[str, Any]) -> dict[
     fields = values_model(table, spec, kind).model_fields
     names = {info.alias: name for name, info in fields.items()}
     known = {name: value for name, value in raw.items() if name in names}
+    # A column this writer may not send is typed all the same, before any rule decides
+    # what to drop: a late flag's `"yes"` is refused as no true or false, not dropped.
+    others = _other_columns(table, spec.model_dump_json(by_alias=True), kind)
+    for name, value in raw.items():
+        if name in others and value is not None:
+            try:
+                others[name].validate_python(value)
+            except ValidationError as error:
+                raise _refusal(spec, error, {name: value}, name) from None
     # A name the pipeline refuses (COLUMN_READ_ONLY) is told before a column left out.
     model = values_model(table, spec, kind, partial=len(known) < len(raw))
     try:
@@ -289,10 +298,27 @@ def values_in(table: str, spec: Table, kind: Kind, raw: dict[str, Any]) -> dict[
     return {name: checked.get(name, value) for name, value in raw.items()}
 
 
-def _refusal(spec: Table, error: ValidationError, known: dict[str, Any]) -> ValueRefused:
-    """The first value the model refused, as the pipeline would refuse it."""
+@functools.lru_cache(maxsize=1024)
+def _other_columns(table: str, spec_json: str, kind: Kind) -> dict[str, TypeAdapter[Any]]:
+    """The table's columns that are no field of the kind's model (the state, the key, a
+    stamp, a code, a total, a late flag, a column a guest may not send), each with the
+    adapter of its value's type."""
+    spec = Table.model_validate_json(spec_json)
+    writer = {column.ref for column in writable(spec, kind)}
+    return {
+        column.ref: TypeAdapter(value_type(spec, column), config=ConfigDict(strict=True))
+        for column in spec.columns
+        if column.ref not in writer
+    }
+
+
+def _refusal(
+    spec: Table, error: ValidationError, known: dict[str, Any], name: str | None = None
+) -> ValueRefused:
+    """The first value the model (or, for `name`, its column's adapter) refused, as the
+    pipeline would refuse it."""
     first = error.errors(include_url=False)[0]
-    name = str(first["loc"][0])
+    name = name if name is not None else str(first["loc"][0])
     column = next(c for c in spec.columns if c.ref == name)
     if first["type"] == "missing" or (name in known and known[name] is None):
         return ValueRefused(

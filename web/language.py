@@ -24,7 +24,7 @@ from pathlib import Path
 
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
-from flask import Flask, g, has_request_context, request
+from flask import Flask, current_app, g, has_request_context, request
 from flask_babel import Babel, get_locale, get_translations
 
 from core.basics.speech import ENGLISH, Speech
@@ -33,6 +33,8 @@ from services.models import Connection, db
 
 log = logging.getLogger(__name__)
 
+SIGNED_IN = "adminium.signed_in_user"
+"""Where the screens register their reader of the signed-in user (`web.screens`)."""
 TRANSLATIONS = Path(__file__).resolve().parent.parent / "translations"
 """The catalogues' sources: one `.po` per language."""
 
@@ -77,12 +79,12 @@ def _connection_on_screen() -> Connection | None:
 
 def select_locale() -> str:
     """The request's language: the user's, the connection's, the browser's, English."""
-    from web.screens.access import signed_in_user
-
     forced = g.get("forced_locale")
     if forced:
         return str(forced)
-    user = signed_in_user()
+    # The screens name who signed in (web.screens registers its reader: no import back).
+    signed_in = current_app.extensions.get(SIGNED_IN)
+    user = signed_in() if signed_in is not None else None
     if user is not None and user.locale in LOCALES:
         return str(user.locale)
     connection = _connection_on_screen()

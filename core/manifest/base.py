@@ -10,6 +10,25 @@ from pydantic_core import PydanticCustomError
 NAME_PATTERN = r"^[a-z_][a-z0-9_]*$"
 WALL_TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 
+LARGEST_NUMBER = 2**53 - 1
+"""The bound on every number a manifest holds: 9,007,199,254,740,991, the largest whole
+number every JSON reader keeps exactly (a float's 53 bits). Rules bound their own numbers
+tighter (a shift, a text's length, a whole-number column's values)."""
+
+SHIFT_DAYS = 3650
+"""The longest shift (`plus`, `minus`, a stamp's `addMinutes`): 3,650 days, ten years."""
+SHIFT_MOST = {"days": SHIFT_DAYS, "hours": SHIFT_DAYS * 24, "minutes": SHIFT_DAYS * 24 * 60}
+SHIFT_WORDS = (
+    f"too long: a shift of at most {SHIFT_DAYS:,} days ({SHIFT_DAYS * 24:,} hours,"
+    f" {SHIFT_DAYS * 24 * 60:,} minutes)"
+)
+
+TEXT_MOST = 10_485_760
+"""The most characters `maxLength` may give: PostgreSQL's longest character varying(n)."""
+
+INTEGER_RANGE = (-(2**31), 2**31 - 1)
+"""What a `serial` or `integer` column holds: PostgreSQL's integer."""
+
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 """The weekday names an hours table uses, in `date.weekday()` order (Monday is 0)."""
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from core.manifest.all_day_rules import check_all_day
 from core.manifest.automation_rules import check_automations
 from core.manifest.board_rules import check_board
 from core.manifest.column_rules import check_column
@@ -97,6 +98,7 @@ def check_app(app: App) -> list[Refusal]:
         check_states(lk, out, ("tables", name, "states"), name, table)
         _check_lock(out, ("tables", name, "lock"), name, table)
         check_board(out, ("tables", name, "board"), name, table)
+        check_all_day(lk, out, ("tables", name, "board", "all_day"), name, table, _check_watch)
     check_ledger_rules(lk, out, _check_watch)
     check_effect_rules(lk, out, _check_watch)
     check_automations(lk, out, _check_watch)

@@ -8,6 +8,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from core.manifest.base import INTEGER_RANGE
 from core.manifest.model import App, Column, MoveSpec, Table
 from core.manifest.refusal import listing, shown
 
@@ -103,7 +104,8 @@ def value_fits(column: Column, value: Any) -> bool:
         return column.type == "boolean"
     if isinstance(value, int | float):
         if column.type in WHOLE_NUMBER_TYPES:
-            return float(value).is_integer()
+            low, high = INTEGER_RANGE
+            return float(value).is_integer() and low <= value <= high
         return column.type == "numeric" and decimals_fit(value, column.scale)
     if not isinstance(value, str):
         return False
@@ -138,7 +140,11 @@ def value_refusal(table: str, column: Column, value: Any) -> str | None:
         return f'"{table}.{column.ref}" may not be empty: give it a value, or make it nullable'
     if value_fits(column, value):
         return None
-    return f'"{table}.{column.ref}" takes {describe(column)}, not {shown(value)}'
+    held = describe(column)
+    if column.type in WHOLE_NUMBER_TYPES and isinstance(value, int | float):
+        low, high = INTEGER_RANGE
+        held = f"a whole number from {low:,} to {high:,}"
+    return f'"{table}.{column.ref}" takes {held}, not {shown(value)}'
 
 
 @dataclass(frozen=True)

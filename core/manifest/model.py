@@ -24,6 +24,7 @@ from pydantic import Discriminator, Field, Tag
 from core.manifest.automation_model import Automation
 from core.manifest.base import (
     NAME_PATTERN,
+    TEXT_MOST,
     WALL_TIME_PATTERN,
     Model,
     Name,
@@ -176,7 +177,7 @@ class Column(Model):
     ref: Name
     type: ColumnType
     nullable: bool = False
-    max_length: int | None = Field(default=None, alias="maxLength", ge=1)
+    max_length: int | None = Field(default=None, alias="maxLength", ge=1, le=TEXT_MOST)
     precision: int | None = Field(default=None, ge=1, le=1000)
     """A numeric's digits in all, as numeric(precision, scale) keeps them."""
     scale: int | None = Field(default=None, ge=0, le=1000)
@@ -316,6 +317,25 @@ class Hold(Model):
     until: Moment
 
 
+class AllDay(Model):
+    """What a board adds up across its open tickets, a strip on its wall ("all day: 12 ×
+    ramen, 7 × pad thai"): the values of `count`, a column of a linked lines `table` (whose
+    `via` column names the ticket) or of the board's own table (`core.manifest.all_day_rules`)."""
+
+    count: Name
+    """The column whose values are counted (`item`)."""
+    table: Name | None = None
+    """A lines table linked to the board's (`order_lines`); without it, the board's own."""
+    via: Name | None = None
+    """The lines table's column that names the ticket (`order_id`); needed with `table`."""
+    quantity: Name | None = None
+    """An integer or numeric column added up instead of counting one per line (or ticket)."""
+    where: ValueWatch | None = None
+    """Only the lines (or tickets) whose column holds one of these values (lines not void)."""
+    states: list[Name] | None = Field(default=None, min_length=1)
+    """The board's states whose tickets count; without it, each state a forward move leaves."""
+
+
 class Board(Model):
     """What a table's board and wall card shows: which columns, and which is its time."""
 
@@ -323,6 +343,8 @@ class Board(Model):
     """The columns a card shows, in order (the key and the time are shown anyway)."""
     time: Name | None = None
     """The column that holds the time the row is for (`pickup_at`), shown large."""
+    all_day: AllDay | None = None
+    """What the board adds up across its open tickets (its wall's all-day strip)."""
 
 
 class Table(Model):

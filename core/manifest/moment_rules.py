@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.manifest.base import WEEKDAYS
+from core.manifest.base import SHIFT_MOST, SHIFT_WORDS, WEEKDAYS
 from core.manifest.lookup import (
     MOMENT_TYPES,
     WALL_TIME_LENGTH,
@@ -92,6 +92,8 @@ def check_shift(lk: Lookup, out: Out, at: Path, shift: Shift) -> None:
             out.append(
                 Refusal(where(*at, unit), f"{amount} is below zero: a shift is 0 or more {unit}")
             )
+        elif amount > SHIFT_MOST[unit]:
+            out.append(Refusal(where(*at, unit), f"{int(amount):,} {unit} is {SHIFT_WORDS}"))
 
 
 def check_hours(lk: Lookup, out: Out, at: Path, ref: HoursRef) -> None:

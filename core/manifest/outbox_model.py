@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag
 
-from core.manifest.base import Model, Name, WallTime
+from core.manifest.base import SHIFT_MOST, Model, Name, WallTime
 from core.manifest.refs import ValueWatch
 
 
@@ -32,7 +32,8 @@ class Lead(Model):
     table: Name
     column: Name
     fallback: LeadFallback | None = None
-    max: int | None = Field(default=None, ge=1)
+    max: int | None = Field(default=None, ge=1, le=SHIFT_MOST["hours"])
+    """The longest lead, in hours: at most 87,600 (3,650 days, as a shift)."""
     at: WallTime | None = None
 
 

@@ -64,9 +64,9 @@ def _literal(err: ErrorDetails) -> str:
 def _bounded(err: ErrorDetails) -> str:
     ctx = err.get("ctx", {})
     if "ge" in ctx:
-        return f"{shown(err['input'])} is too small: write at least {ctx['ge']}"
+        return f"{shown(err['input'])} is too small: write at least {ctx['ge']:,}"
     if "le" in ctx:
-        return f"{shown(err['input'])} is too large: write at most {ctx['le']}"
+        return f"{shown(err['input'])} is too large: write at most {ctx['le']:,}"
     if "min_length" in ctx:
         return f"this needs at least {ctx['min_length']} entry"
     return f"{shown(err['input'])} is longer than {ctx.get('max_length')} characters"
@@ -150,7 +150,38 @@ def content_refusals(data: Any) -> list[Refusal]:
         elif isinstance(value, float) and not math.isfinite(value):
             sentence = f"{json.dumps(value)} is no number a column holds: write a finite number"
             out.append(Refusal(where(*at), sentence))
+        elif _number(value) and abs(value) > base.LARGEST_NUMBER:
+            out.append(Refusal(where(*at), _too_large(at, value)))
     return out
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+SHIFTS = frozenset({"plus", "minus", "within", "addMinutes"})
+
+
+def _too_large(at: tuple[str | int, ...], value: int | float) -> str:
+    """The sentence for a number past every bound: a shift's own, else the manifest's."""
+    if len(at) >= 2 and at[-2] in SHIFTS and at[-1] in base.SHIFT_MOST:
+        return f"{number_shown(value)} is {base.SHIFT_WORDS}"
+    return (
+        f"{number_shown(value)} is beyond the largest number a manifest holds:"
+        f" write one from -{base.LARGEST_NUMBER:,} to {base.LARGEST_NUMBER:,}"
+        " (the whole numbers every JSON reader keeps exactly)"
+    )
+
+
+def number_shown(value: int | float) -> str:
+    """A number for a sentence; one too long to print whole (Python writes no int of more
+    than 4,300 digits as text) is said by its count of digits."""
+    if isinstance(value, int) and value.bit_length() > 128:
+        if value.bit_length() < 14_000:  # at most 4,215 digits: printed to be counted
+            return f"a number of {len(str(abs(value))):,} digits"
+        digits = int((value.bit_length() - 1) * math.log10(2)) + 1
+        return f"a number of some {digits:,} digits"
+    return shown(value)
 
 
 def _no_constant(name: str) -> Any:
@@ -181,6 +212,12 @@ def parse_text(text: str) -> tuple[Any, list[Refusal]]:
         sentence = f"this is not JSON: {exc.msg[:1].lower()}{exc.msg[1:]}"
         return None, [Refusal(f"line {exc.lineno}, column {exc.colno}", sentence)]
     except ValueError as exc:
+        if "integer string conversion" in str(exc):  # Python reads no int of 4,300+ digits
+            sentence = (
+                "a number of more than 4,300 digits is beyond the largest number a manifest"
+                f" holds: write one from -{base.LARGEST_NUMBER:,} to {base.LARGEST_NUMBER:,}"
+            )
+            return None, [Refusal("manifest", sentence)]
         return None, [Refusal("manifest", f"{exc} is not a JSON number: write a number or a text")]
     except RecursionError:
         return None, [Refusal("manifest", "the document is nested too deeply to read")]

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from sqlalchemy.engine import Connection
 
@@ -29,6 +30,7 @@ from core.preview.changes import Changed, Side
 from core.preview.due import hold_changes, timed_changes
 from core.preview.reminders import reminder_changes
 from core.store.set_aside import RecordKey, SetAside
+from core.time.words import horizon_words
 
 HORIZON = timedelta(days=8)
 """How far past `now` a moment's change is listed: a week and a day, so a weekly hour's
@@ -72,9 +74,25 @@ class Preview:
         """The timed moves and holds the next sweep makes because of the change."""
         return [c for c in self.of("due-at-once") if c.kind != "reminder"]
 
-    def summary(self) -> str:
+    def summary(self, zone: ZoneInfo | None = None) -> str:
         """`3 rows due at once, 12 moments later, 0 earlier` (and reminders when any); the
-        count decides the noun: `1 row due at once, 1 moment later, 0 earlier`."""
+        count decides the noun: `1 row due at once, 1 moment later, 0 earlier`. With the
+        venue's zone, how far ahead it read: `… 0 earlier (read to Mon 5 Apr 10:30, 8 days)`:
+        a moment moved past that is not counted."""
+        words = self._counted()
+        if zone is not None:
+            words += f" ({self.horizon_words(zone)})"
+        return words
+
+    def horizon_words(self, zone: ZoneInfo) -> str:
+        """How far ahead it read, on the venue's clock: `read to Mon 5 Apr 10:30, 8 days`."""
+        return horizon_words(self.now, self.horizon, zone)
+
+    def reach(self) -> datetime:
+        """How far ahead it read: `now` plus the horizon."""
+        return self.now + self.horizon
+
+    def _counted(self) -> str:
         counts = self.counts()
         due, later = counts.get("due-at-once", 0), counts.get("later", 0)
         words = (

@@ -34,6 +34,17 @@ def instant_words(instant: datetime, zone: ZoneInfo, say: Speech = ENGLISH) -> s
     return say.weekday_clock(instant, zone)
 
 
+def horizon_words(now: datetime, horizon: timedelta, zone: ZoneInfo) -> str:
+    """How far ahead a preview read, on the venue's clock: `read to Mon 5 Apr 10:30, 8 days`.
+    The reach is `now` plus the horizon's elapsed hours (as the preview reads), so across a
+    change of clocks its wall time is an hour off `now`'s."""
+    reach = (now + horizon).astimezone(zone)
+    hours = int(horizon.total_seconds() // 3600)
+    days, rest = divmod(hours, 24)
+    length = f"{days} day{'' if days == 1 else 's'}" if not rest else f"{hours} hours"
+    return f"read to {reach:%a} {reach.day} {reach:%b %H:%M}, {length}"
+
+
 def span_words(delta: timedelta, say: Speech = ENGLISH) -> str:
     """A duration in its two largest units, rounded down to the minute: `7 h 5 min`, `2 d 3 h`
     (`7 Std. 5 Min.`; under a minute: the empty string)."""

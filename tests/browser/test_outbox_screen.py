@@ -20,14 +20,13 @@ from services.events import Publisher
 from services.models import App, db
 from services.outbox import drain_connection, tell_outbox
 from services.smtp import SmtpConfig
+from tests.browser.test_screens import LIVE_MS
 from tests.integration.api_fixtures import Site
 from tests.integration.outbox_fixtures import outbox_rows, smtp_server
 from tests.integration.pipeline_fixtures import at
 from tests.integration.screens_fixtures import PASSWORD, add_order
 
 pytestmark = pytest.mark.browser
-LIVE_MS = 2_000
-"""How long a pushed change may take to show on an open screen."""
 CANCELLED = {
     "kind": "message",
     "table": "orders",

@@ -162,7 +162,11 @@ def test_a_toast_after_a_refused_move_does_not_cover_save(
         f"Not done: Orders #{key}: Needs a note before it can be cancelled. Fill in Note,"
     )
     expect(toast.locator("code")).to_have_text("VALUE_REFUSED")
-    page.wait_for_timeout(100)  # its placement: the frame after it landed
+    # Its placement: the page places toasts in the frame after an answer has settled.
+    expect(page.locator(".htmx-request, .htmx-swapping, .htmx-settling")).to_have_count(0)
+    page.evaluate(
+        "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+    )
     toasts, button = page.locator("#toasts").bounding_box(), save.bounding_box()
     assert toasts is not None and button is not None
     assert button["y"] >= 0 and button["y"] + button["height"] <= PHONE["height"], button

@@ -67,6 +67,10 @@ def test_preview_before_save_then_save_anyway(
         "Saving makes 3 Orders moved to Cancelled at the next minute; 1 moment earlier."
     )
     expect(page.locator(".preview-rows li")).to_have_count(4)
+    # 192 hours past Fri 23 Oct 20:30Z, over the clocks going back: Sat 31 Oct 20:30 GMT.
+    expect(page.locator(".preview-horizon")).to_have_text(
+        "Read to Sat 31 Oct 20:30, 8 days ahead: a moment moved further on is not counted."
+    )
     screenshot("row_preview")
     form.get_by_role("button", name="Save").click()
     expect(page.locator(".said")).to_contain_text("Not saved yet: Saving makes 3 Orders")

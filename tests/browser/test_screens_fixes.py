@@ -115,7 +115,6 @@ def test_pending_screen_draws_the_next_24_hours(
             const bar = document.querySelector("svg.timeline rect.bar");
             const fill = bar ? getComputedStyle(bar).fill : "";
             return fill !== "" && fill !== "none" && fill !== "rgb(0, 0, 0)";
-        }""",
-        timeout=5_000,
+        }"""
     )
     screenshot("pending")

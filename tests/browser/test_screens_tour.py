@@ -112,12 +112,15 @@ def push_a_change(site: Site, redis_url: str, key: int, note: str) -> None:
 
 
 def wait_pushes(page: Page, count: int) -> None:
-    """Wait, bounded, until the screen's socket has handed htmx `count` pushes in all."""
-    for _ in range(50):
-        if page.evaluate("window.adminiumPushes") >= count:
-            return
-        page.wait_for_timeout(100)
-    raise AssertionError(f"{page.url}: no push arrived")
+    """Wait until the screen's socket has handed htmx `count` pushes in all (the rig's
+    deadline, not a speed), and until what they swapped in has settled."""
+    page.wait_for_function("(count) => window.adminiumPushes >= count", arg=count)
+    settled(page)
+
+
+def settled(page: Page) -> None:
+    """Wait until no htmx request, swap or settling is under way in the page."""
+    expect(page.locator(".htmx-request, .htmx-swapping, .htmx-settling")).to_have_count(0)
 
 
 def axe_violations(page: Page) -> list[str]:
@@ -237,14 +240,13 @@ def test_every_screen_is_quiet_accessible_fits_a_phone_and_has_the_bar(
             push_a_change(screens_site, redis_url, key, f"note {number}")
             push_a_change(screens_site, redis_url, aside, f"allergy {number}")
             wait_pushes(page, pushes + 1)
-            page.wait_for_timeout(300)  # the swaps it carried settle
         if path.endswith("/set-aside"):
             # A keyboard Save (once six CSP errors: htmx settled inline styles).
             page.locator(f"#aside-orders-{aside}-value").fill("at the door")
             page.locator(f"#aside-orders-{aside}-save").focus()
             page.keyboard.press("Enter")
             expect(page.locator(f"#aside-orders-{aside} .said")).to_contain_text("Saved")
-            page.wait_for_timeout(300)  # its settling done
+            settled(page)
         if bar:
             names = page.locator("nav.app-bar a").all_inner_texts()
             if [n.strip() for n in names] != BAR:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from core.preview.changes import Changed
 from core.preview.preview import HORIZON, Preview
@@ -39,3 +40,29 @@ def test_none_and_many_are_said_in_the_plural() -> None:
     )
     assert preview.summary() == "12 rows due at once, 2 moments later, 0 earlier"
     assert Preview(NOW, HORIZON).summary() == "0 rows due at once, 0 moments later, 0 earlier"
+
+
+LONDON = ZoneInfo("Europe/London")
+
+
+def test_with_the_zone_it_says_how_far_ahead_it_read() -> None:
+    # Sun 28 Mar 2021 09:30Z is 10:30 BST (the clocks went forward at 01:00Z); 192 hours
+    # on, Mon 5 Apr 09:30Z, is 10:30 BST too.
+    now = datetime(2021, 3, 28, 9, 30, tzinfo=UTC)
+    preview = Preview(now, HORIZON, [change("timed", now + HOUR, now - 2 * HOUR)])
+    assert preview.summary(LONDON) == (
+        "1 row due at once, 0 moments later, 0 earlier (read to Mon 5 Apr 10:30, 8 days)"
+    )
+    assert preview.reach() == datetime(2021, 4, 5, 9, 30, tzinfo=UTC)
+
+
+def test_the_horizon_is_elapsed_hours_so_its_wall_time_moves_with_the_clocks() -> None:
+    # Sat 27 Mar 2021 10:30Z is 10:30 GMT; 192 hours on, Sun 4 Apr 10:30Z, is 11:30 BST.
+    now = datetime(2021, 3, 27, 10, 30, tzinfo=UTC)
+    assert Preview(now, HORIZON).horizon_words(LONDON) == "read to Sun 4 Apr 11:30, 8 days"
+    assert Preview(now, timedelta(days=1)).horizon_words(LONDON) == (
+        "read to Sun 28 Mar 11:30, 1 day"
+    )
+    assert Preview(now, timedelta(hours=36)).horizon_words(LONDON) == (
+        "read to Sun 28 Mar 23:30, 36 hours"
+    )

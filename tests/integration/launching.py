@@ -173,8 +173,10 @@ def free_port() -> int:
         return port
 
 
-def wait_for(what: str, check: Callable[[], bool], seconds: float = 30.0) -> None:
-    """Wait (bounded) until `check` holds."""
+def wait_for(what: str, check: Callable[[], bool], seconds: float = UP_SECONDS) -> None:
+    """Wait until `check` holds, reading it every 0.25 s; fail past `seconds`, a deadline
+    (a process starting, a job run), not a measure of speed: on a loaded machine a Python
+    process's start alone can take tens of seconds."""
     deadline = time.monotonic() + seconds
     while not check():
         if time.monotonic() > deadline:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from adminium.supervisor import read_procfile
-from tests.integration.launching import ROOT, free_port, wait_for
+from tests.integration.launching import ROOT, UP_SECONDS, free_port, wait_for
 
 
 def answers(port: int) -> bool:
@@ -48,7 +48,7 @@ def procfile_webs(config: Mapping[str, Any], count: int) -> Iterator[list[int]]:
     processes = [_start(config, port) for port in ports]
     try:
         for port in ports:
-            wait_for("the web answers", lambda port=port: answers(port), 30)
+            wait_for("the web answers", lambda port=port: answers(port), UP_SECONDS)
         yield ports
     finally:
         for process in processes:

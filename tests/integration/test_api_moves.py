@@ -253,3 +253,40 @@ def test_a_column_the_connections_role_may_not_write_is_403(fresh_site: Site, li
     details = refusal(answer, "COLUMN_NOT_WRITABLE", 403)
     assert details == {"table": "orders", "key": key, "columns": ["cancel_code"]}
     assert site.row("orders", key)["note"] is None
+
+
+@pytest.mark.parametrize(
+    ("values", "reason"),
+    [
+        pytest.param({"late_cancel": "yes", "arrive": "2026-07-13"}, "type", id="flag_text"),
+        pytest.param({"arrive": "2026-07-13", "late_cancel": 1}, "type", id="flag_number"),
+        pytest.param({"guest_code": 5}, "type", id="code_number"),
+        # An enum's wrong value is `check`, as on any enum column.
+        pytest.param({"status": 5}, "check", id="state_number"),
+    ],
+)
+def test_a_value_that_does_not_type_check_is_refused_before_a_rule_drops_it(
+    site: Site, values: dict[str, Any], reason: str
+) -> None:
+    """Issue 33 item 1: a late flag's value is dropped when the move is not late, but "yes"
+    is no true or false: refused naming the column, as any column's wrong type is, with
+    nothing written (before, the PATCH answered 200 and wrote arrive)."""
+    key = stay(site, "2026-07-12")
+    before = site.row("stays", key)
+    [column] = [name for name in values if name != "arrive"]
+    patched = site.client.patch(
+        rows_path("stays", key), json={"values": values}, headers=site.headers("staff")
+    )
+    assert refusal(patched, "VALUE_REFUSED", 422) == {"column": column, "reason": reason}
+    moved = move(site, "stays", key, to="cancelled", values=values)
+    assert refusal(moved, "VALUE_REFUSED", 422) == {"column": column, "reason": reason}
+    assert site.row("stays", key) == before
+
+
+def test_a_flag_of_the_right_type_is_still_dropped(site: Site) -> None:
+    # Not late (the window opens 14:00 UTC on Friday 10 July): the true sent is dropped.
+    key = stay(site, "2026-07-12")
+    site.clock.now = at("2026-07-10 13:59")
+    answer = move(site, "stays", key, to="cancelled", values={"late_cancel": True})
+    assert answer.status_code == 200, answer.json
+    assert answer.json["late"] is False and answer.json["row"]["late_cancel"] is False

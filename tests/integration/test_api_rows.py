@@ -105,6 +105,60 @@ def test_a_bad_page_is_400(site: Site, query: str) -> None:
     refusal(answer, "INVALID_REQUEST", 400)
 
 
+def _listed(site: Site, query: str, start: int) -> list[int]:
+    """The keys a list answers (past `start`: rows other tests of the module made)."""
+    answer = site.client.get(
+        rows_path("orders") + f"?after={start}&" + query, headers=site.headers("staff")
+    )
+    assert answer.status_code == 200, answer.json
+    return [row["id"] for row in answer.json["rows"]]
+
+
+def test_the_list_takes_states_and_the_boards_search(site: Site) -> None:
+    """Issue 33 item 6: `state` (repeatable) and `q` filter the list (before, both were
+    ignored and every row came back)."""
+    start = new_order(site)
+    placed = new_order(site, note="Two pizzas")
+    ready = new_order(site, status="ready", note="pizza_50% off")
+    confirmed = new_order(site, status="confirmed")
+    assert _listed(site, "", start) == [placed, ready, confirmed]
+    assert _listed(site, "state=placed", start) == [placed]
+    assert _listed(site, "state=placed&state=confirmed", start) == [placed, confirmed]
+    assert _listed(site, "q=PIZZA", start) == [placed, ready]  # case-insensitive
+    assert _listed(site, "q=_50%25", start) == [ready]  # % and _ are themselves
+    assert _listed(site, "q=pizza&state=ready", start) == [ready]
+    assert _listed(site, f"q={confirmed}", start) == [confirmed]  # the key too
+    # Paged, the filter holds on every page.
+    page = rows_path("orders") + f"?after={start}&state=placed&state=ready&limit=1"
+    first = site.client.get(page, headers=site.headers("staff")).json
+    assert ([r["id"] for r in first["rows"]], first["next"]) == ([placed], placed)
+    second = site.client.get(
+        rows_path("orders") + f"?after={placed}&state=placed&state=ready&limit=1",
+        headers=site.headers("staff"),
+    ).json
+    assert ([r["id"] for r in second["rows"]], second["next"]) == ([ready], None)
+
+
+@pytest.mark.parametrize(
+    ("query", "details"),
+    [
+        pytest.param(
+            "status=placed",
+            {"parameter": "status", "takes": ["limit", "after", "state", "q"]},
+            id="unknown_parameter",
+        ),
+        pytest.param("state=plced", {"state": "plced"}, id="unknown_state"),
+        pytest.param("state=", {"state": ""}, id="empty_state"),
+        pytest.param("q=a%00b", {"q": "a\x00b"}, id="nul_in_the_search"),
+    ],
+)
+def test_a_list_parameter_it_cannot_read_is_400_naming_it(
+    site: Site, query: str, details: dict[str, Any]
+) -> None:
+    answer = site.client.get(rows_path("orders") + "?" + query, headers=site.headers("staff"))
+    assert refusal(answer, "INVALID_REQUEST", 400) == details
+
+
 def test_a_row_reads_with_instants_in_utc(site: Site) -> None:
     key = new_order(site, note="two pizzas")
     answer = site.client.get(rows_path("orders", key), headers=site.headers("staff")).json

@@ -156,3 +156,21 @@ def test_the_sweeps_still_due_counts_the_holds_the_cap_kept_back(console: Consol
     summary = later.output.splitlines()[-1]
     assert "moved 20," in summary and "gave back 10," in summary, summary
     assert "still due 0," in summary, summary
+
+
+def test_a_dry_run_names_each_give_back_it_counts(console: Console) -> None:
+    """Issue 33 item 5: at an instant one hold is due and no timed move, the dry run's
+    `still due 1 (0 timed moves, 1 give-back)` comes after a line naming that hold, as
+    each move it would make gets a `would move` line; nothing is given back."""
+    card = console.card(100)
+    ticket = console.ticket(card)
+    dry = console.run("sweep", console.name, "--now", DUE, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    [line, summary] = dry.output.splitlines()
+    assert line == (
+        f"would give back tickets.till_tickets {ticket} posting 1: 20 to gift_cards account"
+        f" {card}, held until 2026-06-12T12:03:00+01:00"
+    )
+    assert "gave back 0," in summary and "(dry run)" in summary, summary
+    assert "still due 1 (0 timed moves, 1 give-back)," in summary, summary
+    assert console.balance(card) == Decimal("80")  # 100 less the ticket's 20: still held

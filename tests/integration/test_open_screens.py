@@ -84,7 +84,7 @@ def web(screens_site: Site) -> Iterator[int]:
         start_new_session=True,
     )
     try:
-        wait_for("the web answers", lambda: get(port, "/status")[0] == 200, 30)
+        wait_for("the web answers", lambda: get(port, "/status")[0] == 200)
         yield port
     finally:
         os.killpg(process.pid, signal.SIGTERM)

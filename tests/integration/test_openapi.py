@@ -285,3 +285,21 @@ def test_the_document_and_the_server_agree_on_a_key(kind: str, raw: str, kept: b
         value = raw
     assert schema.is_valid(value) is kept
     assert (parse_key(spec, raw) is not None) is kept
+
+
+def test_the_documents_say_what_the_row_list_takes(site: Site) -> None:
+    """Issue 33 item 6: `state` (repeatable, the table's states) and `q`; any other
+    parameter is refused."""
+    own = site.client.get(DOCUMENT, headers=site.headers("staff")).json
+    listing = own["paths"]["/api/apps/venue/venue/tables/orders/rows"]["get"]
+    taken = {p["name"]: p for p in listing["parameters"]}
+    assert sorted(taken) == ["after", "limit", "q", "state"]
+    assert taken["state"]["schema"] == {
+        "type": "array",
+        "items": {"enum": ["placed", "confirmed", "ready", "cancelled", "refunded"]},
+    }
+    assert taken["state"]["explode"] is True
+    assert "400 INVALID_REQUEST" in listing["description"]
+    shared = document()["paths"]["/api/apps/{connection}/{app}/tables/{table}/rows"]["get"]
+    assert sorted(p["name"] for p in shared["parameters"]) == ["after", "limit", "q", "state"]
+    assert "400 INVALID_REQUEST" in shared["description"]

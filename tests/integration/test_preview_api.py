@@ -66,7 +66,11 @@ def test_the_api_answers_the_preview_as_json_and_saves_nothing(
     answer = app.test_client().post(PATH, json=body, headers={"Authorization": f"Bearer {token}"})
     assert answer.status_code == 200, answer.json
     found = answer.json
-    assert found["summary"] == "1 row due at once, 0 moments later, 0 earlier"
+    # 192 hours past Fri 23 Oct 20:30Z, over the clocks going back: Sat 31 Oct 20:30 GMT.
+    assert found["summary"] == (
+        "1 row due at once, 0 moments later, 0 earlier (read to Sat 31 Oct 20:30, 8 days)"
+    )
+    assert (found["horizon_hours"], found["read_to"]) == (192, "2026-10-31T20:30:00+00:00")
     [change] = found["changes"]
     assert change["key"] == str(key) and change["effect"] == "due-at-once"
     assert (change["old"], change["new"]) == (
@@ -182,7 +186,9 @@ def test_a_new_manifest_is_previewed_as_the_console_previews_it(
     answer = managed.post("manager", {"manifest": manifest, "at": AT})
     assert answer.status_code == 200, answer.json
     found = answer.json
-    assert found["summary"] == "2 rows due at once, 0 moments later, 2 earlier"
+    assert found["summary"] == (
+        "2 rows due at once, 0 moments later, 2 earlier (read to Sat 31 Oct 20:30, 8 days)"
+    )
     due = {
         (c["table"], c["key"]): (c["old"], c["new"])
         for c in found["changes"]

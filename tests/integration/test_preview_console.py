@@ -64,7 +64,10 @@ def test_preview_set_prints_each_row_and_the_summary_and_saves_nothing(diner: Di
     )
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
-    assert lines[-1] == "3 rows due at once, 0 moments later, 0 earlier"
+    # Read 8 days (192 hours) past Fri 2 Apr 21:30 BST: to Sat 10 Apr 21:30 BST.
+    assert lines[-1] == (
+        "3 rows due at once, 0 moments later, 0 earlier (read to Sat 10 Apr 21:30, 8 days)"
+    )
     for key, line in zip(keys, lines[:3], strict=True):
         assert line.startswith(f"orders {key}\tplaced → cancelled\tdue at once\t")
         assert "Fri 23:00 (2027-04-02 23:00 BST) → Fri 21:00 (2027-04-02 21:00 BST)" in line
@@ -82,7 +85,11 @@ def test_preview_set_prints_each_row_and_the_summary_and_saves_nothing(diner: Di
         "2027-03-26T20:30:00+00:00",
     )
     assert march.exit_code == 0, march.output
-    assert march.output.strip().splitlines()[-1] == "0 rows due at once, 0 moments later, 3 earlier"
+    # 192 hours past Fri 26 Mar 20:30 GMT, over the clocks going forward on Sun 28 Mar:
+    # Sat 3 Apr 20:30Z, 21:30 BST on the wall.
+    assert march.output.strip().splitlines()[-1] == (
+        "0 rows due at once, 0 moments later, 3 earlier (read to Sat 3 Apr 21:30, 8 days)"
+    )
 
 
 def test_a_bad_change_exits_1_with_one_line(diner: Diner) -> None:
@@ -117,8 +124,10 @@ def test_replace_preview_prints_and_saves_nothing(diner: Diner, tmp_path: Path) 
         "2026-10-23T12:00:00+00:00",
     )
     assert result.exit_code == 0, result.output
-    assert (
-        result.output.strip().splitlines()[-1] == "2 rows due at once, 0 moments later, 0 earlier"
+    # Fri 23 Oct 13:00 BST plus 192 hours, over the clocks going back on Sun 25 Oct:
+    # Sat 31 Oct 12:00Z, 12:00 GMT.
+    assert result.output.strip().splitlines()[-1] == (
+        "2 rows due at once, 0 moments later, 0 earlier (read to Sat 31 Oct 12:00, 8 days)"
     )
     assert saved_window(diner) == {"minutes": {"table": "settings", "column": "offer_minutes"}}
 

@@ -84,6 +84,12 @@ def test_the_hours_row_previews_then_asks_once_more_before_saving(
     for key in (*due, later):
         assert f'href="/apps/diner/diner/orders/{key}"' in shown
     assert "Fri 30 Oct 2026 23:00" in shown and "Fri 30 Oct 2026 21:00" in shown
+    # How far it read: 192 hours past Fri 23 Oct 20:30Z, over the clocks going back on
+    # Sun 25 Oct: Sat 31 Oct 20:30 GMT.
+    assert (
+        '<p class="preview-horizon"><time datetime="2026-10-31T20:30:00+00:00">Read to Sat'
+        " 31 Oct 20:30, 8 days</time> ahead: a moment moved further on is not counted.</p>"
+    ) in shown
     # Save asks once more: nothing written yet, the form carries the confirmation.
     asked = post(client, f"{row}/edit", form)
     assert "Not saved yet: Saving makes 2 Orders moved to Cancelled" in asked

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import queue
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -194,8 +195,8 @@ def test_a_page_whose_session_has_gone_is_told_signed_out_and_closed_4401(base_u
     messages = []
     with pytest.raises(ConnectionClosed):
         while True:
-            messages.append(page.receive(timeout=5))
-            assert messages[-1] is not None, "no close within 5 s"
+            messages.append(page.receive(timeout=PUSH_DEADLINE))
+            assert messages[-1] is not None, f"no close within {PUSH_DEADLINE:g} s"
     assert messages == ["adminium:signed-out"]
     assert page.close_reason == 4401
 
@@ -209,6 +210,10 @@ class FakeSocket:
 
     def send(self, data: str) -> None:
         self.sent.append(data)
+
+    def receive(self, timeout: float | None = None) -> str | None:
+        """What the page said: nothing (a client that never answers pings)."""
+        return None
 
     def close(self, reason: Any = None, message: Any = None) -> None:
         self.closed = (reason, message)
@@ -224,3 +229,39 @@ def test_a_failed_server_side_closes_with_1011_which_the_ws_extension_retries() 
     assert fake.closed is not None and fake.closed[0] == 1011
     # The vendored extension reconnects on these codes only (static/vendor/ws.js).
     assert "[1006, 1011, 1012, 1013]" in Path("static/vendor/ws.js").read_text()
+
+
+class AnsweringSocket(FakeSocket):
+    """A page that says it answers pings as it opens, then answers `answers` pings."""
+
+    def __init__(self, answers: int) -> None:
+        super().__init__()
+        self.said = ["adminium:pong"]
+        self.answers = answers
+
+    def send(self, data: str) -> None:
+        super().send(data)
+        if data == "adminium:ping" and self.answers > 0:
+            self.answers -= 1
+            self.said.append("adminium:pong")
+
+    def receive(self, timeout: float | None = None) -> str | None:
+        return self.said.pop(0) if self.said else None
+
+
+def test_a_page_that_answers_is_pinged_and_one_that_stops_answering_is_closed() -> None:
+    inbox: queue.Queue[object] = queue.Queue()
+    page = AnsweringSocket(answers=3)
+    live.serve(page, inbox, lambda: page.closed is None, heartbeat=0.01)
+    # Three pings answered, then five unanswered in a row: closed with 1011 (retried).
+    assert page.sent == ["adminium:ping"] * 8
+    assert page.closed == (1011, "the page stopped answering")
+
+
+def test_a_client_that_never_answers_is_not_pinged() -> None:
+    inbox: queue.Queue[object] = queue.Queue()
+    client = FakeSocket()
+    threading.Timer(0.3, inbox.put, [live._CLOSE]).start()
+    live.serve(client, inbox, lambda: client.closed is None, heartbeat=0.01)
+    assert client.sent == []
+    assert client.closed is not None and client.closed[0] == 1011

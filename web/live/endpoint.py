@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import queue
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Blueprint, abort, g, request, session
+from flask import Blueprint, abort, current_app, g, request, session
 from flask_babel import get_locale
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
@@ -35,6 +36,7 @@ from web.screens.access import (
     screen_connection,
     signed_in_user,
 )
+from web.screens.bump import VIEWS
 from web.screens.samples import may_remove_sample
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,16 @@ SERVER_FAILED = 1011
 """The close code when the server side fails (Redis gone): the ws extension retries on it."""
 IDLE_SECONDS = 20.0
 """How often an idle socket checks that its browser is still there."""
+HEARTBEAT_SECONDS = 3.0
+"""How often the server pings a page that answers pings (config LIVE_HEARTBEAT_SECONDS): a
+page that hears nothing for 10 s says it is offline (static/js/heartbeat.js)."""
+PING_MESSAGE = "adminium:ping"
+"""The server's heartbeat; the page answers each with PONG_MESSAGE."""
+PONG_MESSAGE = "adminium:pong"
+"""A page's answer to a ping; the page also sends it as its socket opens, to be pinged."""
+UNANSWERED_PINGS = 5
+"""Pings a page may leave unanswered in a row before its socket is closed (1011): a page
+behind a hung proxy or a TV whose Wi-Fi went holds a thread until then, not for hours."""
 SIGNED_OUT = 4401
 """The close code when the user signed out: not retried; the page goes to sign-in."""
 SIGNED_OUT_MESSAGE = "adminium:signed-out"
@@ -74,6 +86,7 @@ def _screen() -> Screen:
             args.get("q", ""),
             args.get("state", ""),
             roles,
+            view=args.get("view", "") if args.get("view", "") in VIEWS else "",
             user=user.id,
         )
     if kind in ("pending", "set_aside"):
@@ -177,18 +190,49 @@ def connect(ws: Any) -> None:
     # connections capped a process at 15 open screens and starved every page after).
     db.session.remove()
     try:
-        serve(ws, inbox, lambda: ws.connected)
+        beat = float(current_app.config.get("LIVE_HEARTBEAT_SECONDS", HEARTBEAT_SECONDS))
+        serve(ws, inbox, lambda: ws.connected, beat)
     finally:
         hub().unregister(number)
 
 
-def serve(ws: Any, inbox: queue.Queue[object], alive: Callable[[], bool]) -> None:
+def serve(
+    ws: Any,
+    inbox: queue.Queue[object],
+    alive: Callable[[], bool],
+    heartbeat: float = HEARTBEAT_SECONDS,
+) -> None:
     """Send what is queued, all that waits in one message; close with 1011 when the hub
-    failed."""
+    failed. A page that has said PONG_MESSAGE is pinged every `heartbeat` seconds and
+    answers each; one that leaves UNANSWERED_PINGS in a row unanswered is closed (1011). A
+    client that never says it (no screen's script) is not pinged."""
     held: object = None
+    answering = False
+    unanswered = 0
+    next_ping = time.monotonic() + heartbeat
     while alive():
         try:
-            fragment = held if held is not None else inbox.get(timeout=IDLE_SECONDS)
+            while (said := ws.receive(timeout=0)) is not None:
+                if said == PONG_MESSAGE:
+                    answering, unanswered = True, 0
+        except ConnectionClosed:
+            return
+        if answering and time.monotonic() >= next_ping:
+            if unanswered >= UNANSWERED_PINGS:
+                log.info("live socket closed: %s pings unanswered", unanswered)
+                ws.close(reason=SERVER_FAILED, message="the page stopped answering")
+                return
+            try:
+                ws.send(PING_MESSAGE)
+            except ConnectionClosed:
+                return
+            unanswered += 1
+            next_ping = time.monotonic() + heartbeat
+        wait = min(heartbeat, IDLE_SECONDS)
+        if answering:
+            wait = max(0.05, next_ping - time.monotonic())
+        try:
+            fragment = held if held is not None else inbox.get(timeout=wait)
         except queue.Empty:
             continue
         held = None

@@ -291,6 +291,7 @@ class Hub:
         """One screen's fragments, in a request context of its own (for `url_for`)."""
         with self.app.test_request_context("/live", base_url=screen.base_url):
             g.forced_locale = screen.locale
+            g.card_view = screen.view  # a board's cards as its screen draws them
             try:
                 return screen.render_all(events)
             except Exception:

@@ -33,6 +33,8 @@ class Screen:
     connections: frozenset[str] = frozenset()
     removable: frozenset[str] = frozenset()
     app_roles: tuple[tuple[str, frozenset[str]], ...] = ()
+    view: str = ""
+    """How a board's cards are drawn: "" (the board), "wall" or "touch" (`web.screens.bump`)."""
     user: int = 0
     """Who looks (the session's user id): signing out closes their sockets."""
     locale: str = "en"

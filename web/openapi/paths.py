@@ -139,7 +139,26 @@ PATHS: dict[str, Any] = {
                     "description": "The `next` of the page before: a key of the table "
                     "(its type is in the app's own document).",
                 },
+                {
+                    "name": "state",
+                    "in": "query",
+                    "style": "form",
+                    "explode": True,
+                    "schema": {"type": "array", "items": {"type": "string"}},
+                    "description": "Only rows in this state (one the table has); repeat it"
+                    " for any of several (`?state=placed&state=ready`).",
+                },
+                {
+                    "name": "q",
+                    "in": "query",
+                    "schema": {"type": "string"},
+                    "description": "Only rows whose key or a text or enum column holds this"
+                    " text (case-insensitive), as the board's search.",
+                },
             ],
+            "description": "Another query parameter than these is refused, `400"
+            " INVALID_REQUEST` naming it (`details.parameter`); so is a state the table does"
+            " not have, or a search holding a NUL.",
             "responses": _answers(200, "Page", [400, *_READ]),
         },
         "post": {

@@ -203,14 +203,20 @@ SCHEMAS: dict[str, Any] = {
     },
     "Preview": {
         "type": "object",
-        "required": ["at", "horizon_hours", "summary", "counts", "more", "changes"],
+        "required": ["at", "horizon_hours", "read_to", "summary", "counts", "more", "changes"],
         "additionalProperties": False,
         "properties": {
             "at": _TIME,
-            "horizon_hours": {"type": "integer"},
+            "horizon_hours": {
+                "type": "integer",
+                "description": "How far past `at` it read (192: 8 days); a moment moved"
+                " past `read_to` is not counted.",
+            },
+            "read_to": {**_TIME, "description": "`at` plus `horizon_hours`, on the venue's clock."},
             "summary": {
                 "type": "string",
-                "description": "`3 rows due at once, 12 moments later, 0 earlier`.",
+                "description": "`3 rows due at once, 12 moments later, 0 earlier (read to"
+                " Mon 5 Apr 10:30, 8 days)`.",
             },
             "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
             "more": {"type": "boolean", "description": "Some changes were left off the list."},

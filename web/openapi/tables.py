@@ -10,9 +10,10 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
+from core.manifest.lookup import state_names
 from core.manifest.model import Table
 from web.api import PAGE_MAX, PAGE_SIZE, Move, Update, Values
-from web.api_models import Kind, key_schema, values_schema
+from web.api_models import NO_NUL, Kind, key_schema, values_schema
 from web.openapi.paths import _PUBLIC_WRITE, _READ, _WRITE, PATHS, _answers, _body, _wrap
 from web.openapi.schemas import _MANIFEST, SCHEMAS
 from web.public import PublicMove
@@ -84,6 +85,36 @@ def _table_paths(base: str, table: str, spec: Table) -> tuple[dict[str, Any], di
     return paths, schemas
 
 
+LIST_WORDS = (
+    "Another query parameter than these is refused, `400 INVALID_REQUEST` naming it"
+    " (`details.parameter`); so is a state the table does not have, or a search holding"
+    " a NUL."
+)
+SEARCH = {
+    "name": "q",
+    "in": "query",
+    "schema": {"type": "string", "pattern": NO_NUL},
+    "description": "Only rows whose key or a text or enum column holds this text"
+    " (case-insensitive), as the board's search.",
+}
+
+
+def _filters(spec: Table) -> list[dict[str, Any]]:
+    """The list's filters: `state` (repeatable) on a table with states, and `q`."""
+    if spec.states is None:
+        return [SEARCH]
+    state = {
+        "name": "state",
+        "in": "query",
+        "style": "form",
+        "explode": True,
+        "schema": {"type": "array", "items": {"enum": state_names(spec)}},
+        "description": "Only rows in this state; repeat it for any of several"
+        " (`?state=placed&state=ready`).",
+    }
+    return [state, SEARCH]
+
+
 def _rows_operations(table: str, spec: Table) -> dict[str, Any]:
     """A table's rows path: a page of them by key, and a create."""
     limit = {"type": "integer", "minimum": 1, "maximum": PAGE_MAX, "default": PAGE_SIZE}
@@ -99,7 +130,9 @@ def _rows_operations(table: str, spec: Table) -> dict[str, Any]:
                     "schema": key_schema(spec),
                     "description": "The `next` of the page before: a key of the table.",
                 },
+                *_filters(spec),
             ],
+            "description": LIST_WORDS,
             "responses": _answers(200, "Page", [400, *_READ]),
         },
         "post": {

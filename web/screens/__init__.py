@@ -15,10 +15,13 @@ from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFProtect
 
 from services.models import Connection
+from web.language import SIGNED_IN
 from web.screens import (
+    all_day,
     auth,
     bar,
     boards,
+    bump,
     clock_log,
     connections,
     labels,
@@ -66,6 +69,8 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
         outbox,
         webhooks,
         clock_log,
+        bump,
+        all_day,
     ):
         app.register_blueprint(module.bp)
     webhooks.init_app(app, csrf)
@@ -75,6 +80,7 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
     words.init_app(app)
     speaking.init_app(app)
     app.context_processor(_screen_globals)
+    app.extensions[SIGNED_IN] = signed_in_user  # the language of the user who signed in
 
 
 def zone_of(connection: Connection) -> ZoneInfo:

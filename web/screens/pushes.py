@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from flask import render_template
 
+from core.store.search import search_clause
 from core.store.store import Store
 from core.sweep.hold_reads import GiveBackAside, set_aside_give_backs
 from core.sweep.pending import (
@@ -32,7 +33,6 @@ from web.language import speech
 from web.screens.connections import read_connection
 from web.screens.reading import (
     Card,
-    _search,
     editable_columns,
     filter_fault,
     make_card,
@@ -125,7 +125,7 @@ def _cards(store: Store, table: str, keys: Sequence[str], q: str, state: str) ->
         return {}
     query = sa.select(t).where(t.c[spec.key].in_(wanted))
     if q:
-        query = query.where(_search(t, spec, q))
+        query = query.where(search_clause(t, spec, q))
     if state:
         query = query.where(t.c[spec.states.column] == state)
     with store.engine.connect() as conn:

@@ -15,6 +15,7 @@ from core.manifest.board_rules import card_spec
 from core.manifest.lookup import state_names
 from core.manifest.model import Column, MoveSpec, Table
 from core.store.schema import audit
+from core.store.search import search_clause
 from core.store.store import Row, Store
 from core.sweep.pending import Waiting, rules_of, waiting_on
 from web.errors import InvalidRequest
@@ -24,7 +25,6 @@ BOARD_LIMIT = 2000
 """How many rows a board shows at most (the newest first)."""
 AUDIT_LIMIT = 50
 """How many audit entries a row page shows (newest first)."""
-SEARCHED = ("text", "enum")
 
 
 @dataclass(frozen=True)
@@ -138,15 +138,6 @@ def make_card(store: Store, table: str, row: Row, tables: Any) -> Card:
     )
 
 
-def _search(table: sa.Table, spec: Table, q: str) -> sa.ColumnElement[bool]:
-    """Rows whose key or any text column holds `q` (case-insensitive)."""
-    escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    pattern = f"%{escaped}%"
-    columns = [sa.cast(table.c[spec.key], sa.Text)]
-    columns += [table.c[c.ref] for c in spec.columns if c.type in SEARCHED]
-    return sa.or_(*(sa.cast(c, sa.Text).ilike(pattern) for c in columns))
-
-
 def filter_fault(spec: Table, q: str, state: str) -> str | None:
     """Why no row could match a board's search or state filter (a NUL, a state the board
     lacks), or None. Asked, the database would refuse either in its own words."""
@@ -169,7 +160,7 @@ def read_board(store: Store, table: str, q: str = "", state: str = "") -> Board:
     t = store.table(table)
     query = sa.select(t).order_by(t.c[spec.key].desc()).limit(BOARD_LIMIT)
     if q:
-        query = query.where(_search(t, spec, q))
+        query = query.where(search_clause(t, spec, q))
     if state:
         query = query.where(t.c[spec.states.column] == state)
     states = states_of(spec)
@@ -193,7 +184,7 @@ def matches(store: Store, table: str, key: Any, q: str, state: str) -> Card | No
     t = store.table(table)
     query = sa.select(t).where(t.c[spec.key] == store.coerce_key(table, key))
     if q:
-        query = query.where(_search(t, spec, q))
+        query = query.where(search_clause(t, spec, q))
     if state:
         query = query.where(t.c[spec.states.column] == state)
     with store.engine.connect() as conn:
@@ -213,7 +204,7 @@ def state_counts(store: Store, table: str, q: str = "") -> dict[str, int]:
     column = t.c[spec.states.column]
     query = sa.select(column, sa.func.count()).group_by(column)
     if q:
-        query = query.where(_search(t, spec, q))
+        query = query.where(search_clause(t, spec, q))
     with store.engine.connect() as conn:
         return {state: n for state, n in conn.execute(query)}
 
