@@ -87,6 +87,8 @@ INSTANT = Instant()
 """The type of every `--now` and `--at`."""
 
 
+LOCALE_HELP = "The screens' language: en, de, fr, pt_PT or es (none: chosen further down)."
+
 # --- connections ----------------------------------------------------------------
 
 
@@ -102,13 +104,17 @@ def connection_group() -> None:
 @click.option(
     "--force", is_flag=True, help="Add it even if another connection uses the same database."
 )
-def connection_add(name: str, url: str, zone: str | None, force: bool) -> None:
+@click.option("--locale", default=None, help=LOCALE_HELP)
+def connection_add(name: str, url: str, zone: str | None, force: bool, locale: str | None) -> None:
     """Add a connection to a venue's database."""
     with control_plane() as session:
-        connection = connections.add_connection(session, name, url, zone, force=force)
+        connection = connections.add_connection(
+            session, name, url, zone, force=force, locale=locale
+        )
+        spoken = f", screens in {connection.locale}" if connection.locale else ""
         click.echo(
             f"connection {connection.name} added: {connection.safe_url}, "
-            f"zone {connection.zone_name}"
+            f"zone {connection.zone_name}{spoken}"
         )
         access = connections.check_access(session, connection.name)
     if access.unread:
@@ -159,6 +165,18 @@ def connection_list() -> None:
                 click.echo(f"  {disagree.words()}")
 
 
+@connection_group.command("locale")
+@click.argument("name")
+@click.argument("locale", required=False, default="")
+def connection_locale(name: str, locale: str) -> None:
+    """Set the language a connection's screens speak to its users who chose none (one of
+    en, de, fr, pt_PT, es); without LOCALE, none: each browser's."""
+    with control_plane() as session:
+        connection = connections.set_locale(session, name, locale)
+    shown = connection.locale or "none (each browser's language)"
+    click.echo(f"connection {name}: screens in {shown}")
+
+
 @connection_group.command("pause")
 @click.argument("name")
 def connection_pause(name: str) -> None:
@@ -193,7 +211,10 @@ def user_group() -> None:
 @click.option("--role", required=True, help="admin (every app), or one of the app's roles.")
 @click.option("--app", "app", default=None, help="The app the role is in (connection/app).")
 @click.option("--password-stdin", is_flag=True, help="Read the password from stdin.")
-def user_add(email: str, role: str, app: str | None, password_stdin: bool) -> None:
+@click.option("--locale", default=None, help=LOCALE_HELP)
+def user_add(
+    email: str, role: str, app: str | None, password_stdin: bool, locale: str | None
+) -> None:
     """Add a user, or give one another role; prints a new user's API token once."""
     password = None
     if password_stdin:
@@ -201,7 +222,7 @@ def user_add(email: str, role: str, app: str | None, password_stdin: bool) -> No
         if not password:
             raise Refused("no password on stdin", "INVALID_VALUE")
     with control_plane() as session, redis_publisher() as publisher:
-        added = users.add_user(session, email, role, app, password, publisher)
+        added = users.add_user(session, email, role, app, password, publisher, locale)
         where = f"app {app}" if app else "every app"
         click.echo(f"user {added.user.email} holds {role} in {where}")
         if added.token:
@@ -223,6 +244,18 @@ def user_remove(email: str, role: str | None, app: str | None) -> None:
         else:
             users.remove_user(session, email, publisher)
             click.echo(f"user {email.strip().lower()} removed")
+
+
+@user_group.command("locale")
+@click.argument("email")
+@click.argument("locale", required=False, default="")
+def user_locale(email: str, locale: str) -> None:
+    """Set the language the screens speak to a user (one of en, de, fr, pt_PT, es); without
+    LOCALE, none of their own: their connection's, else their browser's."""
+    with control_plane() as session:
+        user = users.set_locale(session, email, locale)
+    shown = user.locale or "none of their own (the connection's or the browser's)"
+    click.echo(f"user {user.email}: screens in {shown}")
 
 
 @user_group.command("token")

@@ -21,6 +21,7 @@ from core.sweep.minute_work import has_minute_work
 from core.time.clock import UnknownZone, known_zone
 from services.errors import AlreadyExists, InvalidValue, NotFound, first_line
 from services.events import Publisher
+from services.languages import check_locale
 from services.models import App, Connection
 from services.storage import connection_engine
 from services.urls import parse_url
@@ -57,7 +58,13 @@ def check_url(url: str) -> str:
 
 
 def add_connection(
-    session: Session, name: str, url: str, zone: str | None = None, *, force: bool = False
+    session: Session,
+    name: str,
+    url: str,
+    zone: str | None = None,
+    *,
+    force: bool = False,
+    locale: str | None = None,
 ) -> Connection:
     """Add a connection to a venue's database, in the venue's zone (None = UTC); a database
     another connection already uses is refused unless `force`."""
@@ -66,7 +73,13 @@ def add_connection(
             f"{name!r} is no connection name: use lower-case letters, digits, - and _",
             {"field": "name", "value": name},
         )
-    connection = Connection(name=name, url=check_url(url), zone=check_zone(zone), paused=False)
+    connection = Connection(
+        name=name,
+        url=check_url(url),
+        zone=check_zone(zone),
+        paused=False,
+        locale=check_locale(locale),
+    )
     if session.scalar(select(Connection.id).where(Connection.name == name)) is not None:
         raise AlreadyExists(f"a connection named {name!r} is already there", {"name": name})
     refusal = pooling_refusal(url)
@@ -157,6 +170,16 @@ def set_paused(session: Session, name: str, paused: bool, publisher: Publisher) 
     session.commit()
     publisher.pause(name, paused)
     log.info("connection %s %s", name, "paused" if paused else "resumed")
+    return connection
+
+
+def set_locale(session: Session, name: str, locale: str | None) -> Connection:
+    """A connection's language, spoken to its users who chose none of their own (None or
+    "": none, so each browser's speaks)."""
+    connection = get_connection(session, name)
+    connection.locale = check_locale(locale)
+    session.commit()
+    log.info("connection %s: locale %s", name, connection.locale or "none")
     return connection
 
 

@@ -69,6 +69,8 @@ class Connection(db.Model):  # type: ignore[name-defined,misc]
     url: Mapped[str] = mapped_column(String(2000))
     zone: Mapped[str | None] = mapped_column(String(64))
     paused: Mapped[bool] = mapped_column(default=False, server_default="false")
+    # The language its screens speak to a user who chose none (None: the browser's).
+    locale: Mapped[str | None] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
     apps: Mapped[list[App]] = relationship(
@@ -188,6 +190,8 @@ class User(db.Model):  # type: ignore[name-defined,misc]
     # Put in each session at sign-in; raised by sign-out and a new password, which ends
     # every session that carries an older one.
     session_version: Mapped[int] = mapped_column(default=0, server_default="0")
+    # The language the screens speak to this person (None: the connection's, the browser's).
+    locale: Mapped[str | None] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
     roles: Mapped[list[UserRole]] = relationship(

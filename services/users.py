@@ -23,6 +23,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from services.apps import find_app
 from services.errors import InvalidValue, NotFound
 from services.events import NO_PUBLISHER, Publisher
+from services.languages import check_locale
 from services.models import ADMIN, User, UserRole
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ def add_user(
     app: str | None = None,
     password: str | None = None,
     publisher: Publisher = NO_PUBLISHER,
+    locale: str | None = None,
 ) -> NewUser:
     """Add a user (or a role to one): `admin` of every app, or a role of the app's `roles`.
 
@@ -75,6 +77,8 @@ def add_user(
         token = secrets.token_urlsafe(32)
         user = User(email=email, token_hash=hash_token(token), session_version=0)
         session.add(user)
+    if locale is not None:
+        user.locale = check_locale(locale)
     if password is not None:
         user.password_hash = generate_password_hash(password)
         # A new password signs out every browser signed in with the old one.
@@ -89,6 +93,20 @@ def add_user(
     if token is None and changed:
         publisher.signed_out(user.id, " and ".join(changed))
     return NewUser(user=user, token=token)
+
+
+def set_locale(session: Session, email: str, locale: str | None) -> User:
+    """A user's own language on the screens (None or "": none of their own, so their
+    connection's or their browser's speaks)."""
+    return choose_locale(session, _user(session, email), locale)
+
+
+def choose_locale(session: Session, user: User, locale: str | None) -> User:
+    """Set the user's language (the language select on the screens, or the console)."""
+    user.locale = check_locale(locale)
+    session.commit()
+    log.info("user %s: locale %s", user.id, user.locale or "none")
+    return user
 
 
 def _user(session: Session, email: str) -> User:

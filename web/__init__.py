@@ -17,6 +17,7 @@ from web import (
     context,
     errors,
     headers,
+    language,
     live,
     metrics,
     openapi,
@@ -56,6 +57,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     models.init_app(app)
     context.init_app(app)
+    language.init_app(app)
     app.register_blueprint(status.bp)
     errors.init_app(app)
     app.register_blueprint(api.bp)

@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 
 from core.basics.errors import ValueRefused
+from core.basics.speech import ENGLISH, Speech
 from core.manifest.titles import column_label, lower_first, state_label, table_label
 from core.store.store import Store
 from core.time.words import instant_words
@@ -143,20 +144,22 @@ def staff_refusal(
     to: str | None = None,
     row: Mapping[str, Any] | None = None,
     zone: ZoneInfo | None = None,
+    say: Speech = ENGLISH,
 ) -> StaffRefusal:
     """A refusal's plain words for staff, from its code and details: `tables` the app's
     tables (their titles), `table` the row's, `to` the state the refused move led to, `row`
-    the row as it is (an empty field reads "Needs a note"), `zone` the venue's. A linked row
-    that refused (an effect's, a parent's total) is named first ("Parts #3012: …")."""
+    the row as it is (an empty field reads "Needs a note"), `zone` the venue's, `say` the
+    reader's language. A linked row that refused (an effect's, a parent's total) is named
+    first ("Parts #3012: …")."""
     found = dict(details or {})
     linked = found.get("effect") if isinstance(found.get("effect"), Mapping) else None
     if linked is not None and "table" in linked:
         other = str(linked["table"])
         spec = tables.get(other)
-        said = _words(code, found, message, spec, None, None, zone)
+        said = _words(code, found, message, spec, None, None, zone, say)
         named = f"{table_label(spec, other)} #{linked.get('key')}"
         return StaffRefusal(f"{named}: {said[0]}", said[1], code)
-    words, todo = _words(code, found, message, tables.get(table), to, row, zone)
+    words, todo = _words(code, found, message, tables.get(table), to, row, zone, say)
     return StaffRefusal(words, todo, code)
 
 
@@ -168,35 +171,57 @@ def _words(
     to: str | None,
     row: Mapping[str, Any] | None,
     zone: ZoneInfo | None,
+    say: Speech = ENGLISH,
 ) -> tuple[str, str]:
     """(words, what to do) for one refusal code."""
     if code == "VALUE_REFUSED":
-        return _value_words(details, spec, to, row)
+        return _value_words(details, spec, to, row, say)
     columns = [str(c) for c in details.get("columns") or ()]
-    fields = " and ".join(column_label(c, spec) for c in columns)
+    fields = say(" and ").join(column_label(c, spec) for c in columns)
     if code == "ROW_LOCKED":
-        verb = "is" if len(columns) == 1 else "are"
-        return (f"{fields or 'A field'} {verb} locked in this state", "")
+        if not fields:
+            return (say("A field is locked in this state"), "")
+        return (
+            say.plural(
+                "%(fields)s is locked in this state",
+                "%(fields)s are locked in this state",
+                len(columns),
+                fields=fields,
+            ),
+            "",
+        )
     if code == "COLUMN_NOT_WRITABLE":
         return (
-            f"The database does not let Adminium change {fields or 'this row'}",
-            "Ask whoever runs the venue's database to allow it.",
+            say(
+                "The database does not let Adminium change %(fields)s",
+                fields=fields or say("this row"),
+            ),
+            say("Ask whoever runs the venue's database to allow it."),
         )
     if code == "STATE_MOVE_REFUSED":
-        return _time_words(details, spec, zone), ""
+        return _time_words(details, spec, zone, say), ""
     if code in ("STATE_TOO_LATE", "PUBLIC_TOO_LATE"):
-        return (f"Too late: it closed {_at(details.get('at'), zone)}".rstrip(), "")
+        at = _at(details.get("at"), zone, say)
+        return (
+            (say("Too late: it closed %(at)s", at=at) if at else say("Too late: it closed")),
+            "",
+        )
     if code == "LIMIT_REACHED":
         most = details.get("max")
-        room = f"{most} at most" if most is not None else "no room now"
-        return (f"No room: {label_of(details.get('limit'))} allows {room}", "")
+        limit = label_of(details.get("limit"))
+        if most is not None:
+            return (say("No room: %(limit)s allows %(most)s at most", limit=limit, most=most), "")
+        return (say("No room: %(limit)s allows no room now", limit=limit), "")
     if code == "LEDGER_CAP":
         account = f"{label_of(details.get('ledger'))} #{details.get('key')}"
-        return (f"{account} would go past its limit", "Change the amount, or the account.")
+        return (
+            say("%(account)s would go past its limit", account=account),
+            say("Change the amount, or the account."),
+        )
     if code == "STATE_MOVE_FORBIDDEN":
-        return ("This move is kept for other roles", "Ask a manager.")
+        return (say("This move is kept for other roles"), say("Ask a manager."))
     if code == "WRITE_CONFLICT" or code.endswith("_BUSY"):
-        return ("Someone else was changing it at that moment", "Try again in a moment.")
+        return (say("Someone else was changing it at that moment"), say("Try again in a moment."))
     return (message[:1].upper() + message[1:], "")
 
 
@@ -206,31 +231,43 @@ def label_of(name: object) -> str:
 
 
 def _value_words(
-    details: Mapping[str, Any], spec: Any, to: str | None, row: Mapping[str, Any] | None
+    details: Mapping[str, Any],
+    spec: Any,
+    to: str | None,
+    row: Mapping[str, Any] | None,
+    say: Speech = ENGLISH,
 ) -> tuple[str, str]:
     """A value the database refused: "Needs a note before it can be cancelled" when the
     field it names is empty and the refused write was a move; else the venue's own words
     for its rule ("Note must be filled when cancelled"), else the kind's."""
     reason = str(details.get("reason", "type"))
     column = details.get("column")
-    field = column_label(str(column), spec) if column else "A field"
+    field = column_label(str(column), spec) if column else say("A field")
     empty = row is not None and column is not None and row.get(str(column)) in (None, "")
-    fill = f"Fill in {field}, then try again."
+    fill = say("Fill in %(field)s, then try again.", field=field)
+    change = say("Change %(field)s, then try again.", field=field)
     if reason in ("check", "not-null") and empty and to:
         state = lower_first(state_label(to, spec))
-        return (f"Needs {_article(field)} before it can be {state}", fill)
+        needed = _article(field) if say.english else field
+        return (say("Needs %(field)s before it can be %(state)s", field=needed, state=state), fill)
     comment = details.get("comment")
     if reason == "check" and isinstance(comment, str) and comment:
-        return (f"{field} {comment}", f"Change {field}, then try again.")
+        return (f"{field} {comment}", change)
     if reason == "not-null":
-        return (f"{field} must have a value", fill)
+        return (say("%(field)s must have a value", field=field), fill)
     if reason == "foreign-key":
-        return (f"{field} must name a row that exists", f"Pick a {lower_first(field)} that exists.")
+        return (
+            say("%(field)s must name a row that exists", field=field),
+            say("Pick a %(field)s that exists.", field=lower_first(field)),
+        )
     if reason == "unique":
-        return (f"{field} is already taken by another row", f"Choose another {lower_first(field)}.")
+        return (
+            say("%(field)s is already taken by another row", field=field),
+            say("Choose another %(field)s.", field=lower_first(field)),
+        )
     if reason == "check":
-        return (f"{field} breaks a rule of the table", f"Change {field}, then try again.")
-    return (f"{field} does not take that value", f"Change {field}, then try again.")
+        return (say("%(field)s breaks a rule of the table", field=field), change)
+    return (say("%(field)s does not take that value", field=field), change)
 
 
 def _article(field: str) -> str:
@@ -239,19 +276,26 @@ def _article(field: str) -> str:
     return f"{'an' if words[:1] in 'aeiou' else 'a'} {words}"
 
 
-def _time_words(details: Mapping[str, Any], spec: Any, zone: ZoneInfo | None) -> str:
+def _time_words(
+    details: Mapping[str, Any], spec: Any, zone: ZoneInfo | None, say: Speech = ENGLISH
+) -> str:
     """A move outside the time it waits for, or waiting for a setting."""
     if details.get("requires") == "setting":
         setting = column_label(str(details.get("column", "")), None)
-        return f"Waits for the setting {setting} to be {details.get('eq')!r}"
+        return say(
+            "Waits for the setting %(setting)s to be %(value)s",
+            setting=setting,
+            value=repr(details.get("eq")),
+        )
     if details.get("reason") == "no-moment":
-        return "Waits for a time this row does not have"
+        return say("Waits for a time this row does not have")
+    at = _at(details.get("at"), zone, say)
     if details.get("bound") == "before":
-        return f"Closed {_at(details.get('at'), zone)}".rstrip()
-    return f"Not open yet: it opens {_at(details.get('at'), zone)}".rstrip()
+        return say("Closed %(at)s", at=at) if at else say("Closed")
+    return say("Not open yet: it opens %(at)s", at=at) if at else say("Not open yet: it opens")
 
 
-def _at(raw: object, zone: ZoneInfo | None) -> str:
+def _at(raw: object, zone: ZoneInfo | None, say: Speech = ENGLISH) -> str:
     """ "at Fri 21:00" on the venue's clock, from a refusal's ISO instant ("" without one)."""
     if not isinstance(raw, str) or zone is None:
         return ""
@@ -259,4 +303,6 @@ def _at(raw: object, zone: ZoneInfo | None) -> str:
         instant = datetime.fromisoformat(raw)
     except ValueError:
         return ""
-    return f"at {instant_words(instant, zone)}" if instant.utcoffset() is not None else ""
+    if instant.utcoffset() is None:
+        return ""
+    return say("at %(time)s", time=instant_words(instant, zone, say))

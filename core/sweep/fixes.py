@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from core.basics.speech import ENGLISH, Speech
 from core.manifest.model import Column, Moment, Table, Timed
 from core.rules.columns import owned_columns
 from core.rules.lock import holds, shut_columns
@@ -16,12 +17,18 @@ from core.rules.refusals import named_field
 
 InputKind = Literal["date", "datetime-local"]
 
-_WRITTEN_BY = {
-    "stamp": "is written by Adminium (a stamp)",
-    "code": "is written by Adminium (a code)",
-    "flag": "is Adminium's late flag",
-    "state": "changes only by a move",
-}
+
+def _written_by(kind: str, column: str, say: Speech) -> str:
+    """Why a column Adminium owns takes no new moment, in words."""
+    if kind == "stamp":
+        return say("%(column)s is written by Adminium (a stamp)", column=column)
+    if kind == "code":
+        return say("%(column)s is written by Adminium (a code)", column=column)
+    if kind == "flag":
+        return say("%(column)s is Adminium's late flag", column=column)
+    if kind == "state":
+        return say("%(column)s changes only by a move", column=column)
+    return say("%(column)s is written by Adminium", column=column)
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,7 @@ def new_moment(
     row: Mapping[str, Any],
     fallback: int,
     timed: Timed | None = None,
+    say: Speech = ENGLISH,
 ) -> NewMoment:
     """The column that gives the row a new moment: the part of the moment that answered
     (`fallback` 0 its own column, n its n-th fallback) when a person may write it; else
@@ -59,25 +67,35 @@ def new_moment(
     part = parts[min(fallback, len(parts) - 1)]
     if part.via is not None:
         return NewMoment(
-            None, f"the moment is read from {part.via}'s {part.column}: re-date that row instead"
+            None,
+            say(
+                "the moment is read from %(via)s's %(column)s: re-date that row instead",
+                via=part.via,
+                column=part.column,
+            ),
         )
     if part.column in rule_writes(timed):
         return NewMoment(
             None,
-            f"{part.column} is written by the timed move itself: no new moment can be given here",
+            say(
+                "%(column)s is written by the timed move itself: no new moment can be given here",
+                column=part.column,
+            ),
         )
     owned = owned_columns(spec)
     if part.column in owned:
-        why = _WRITTEN_BY.get(owned[part.column], "is written by Adminium")
-        return NewMoment(None, f"{part.column} {why}: no new moment can be given here")
+        why = _written_by(owned[part.column], part.column, say)
+        return NewMoment(None, say("%(why)s: no new moment can be given here", why=why))
     locked = _locked(spec, row, part.column)
     if locked:
-        return NewMoment(None, f"{part.column} is locked while {locked}")
+        return NewMoment(
+            None, say("%(column)s is locked while %(lock)s", column=part.column, lock=locked)
+        )
     column = next((c for c in spec.columns if c.ref == part.column), None)
     if column is None or column.ref == spec.key:
-        return NewMoment(None, f"{part.column} cannot be written here")
+        return NewMoment(None, say("%(column)s cannot be written here", column=part.column))
     return NewMoment(
-        column, "only its day counts: the moment reads its own time" if part.time else ""
+        column, say("only its day counts: the moment reads its own time") if part.time else ""
     )
 
 

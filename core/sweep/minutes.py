@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.basics.actors import ActorKind
+from core.basics.speech import ENGLISH, Speech
 from core.store.refused_log import refusals_between
 from core.store.schema import audit, sweeps
 from core.time.words import day_time_words
@@ -262,46 +263,63 @@ def _of_apps(
     return shown
 
 
-OUTCOME_WORDS = {
-    "more": "more were due than a minute moves: the rest went at the next",
-    "deadline": "stopped at its deadline: the rest went at the next minute",
-    "fenced": "skipped: another sweep held the connection",
-    "fence-lost": "stopped: another sweep took the connection over",
-    "stopped": "stopped",
-}
-"""What a minute's outcome says, other than done."""
+def outcome_words(outcome: str, say: Speech = ENGLISH) -> str:
+    """A minute's outcome in words ("" for done)."""
+    if outcome == "more":
+        return say("more were due than a minute moves: the rest went at the next")
+    if outcome == "deadline":
+        return say("stopped at its deadline: the rest went at the next minute")
+    if outcome == "fenced":
+        return say("skipped: another sweep held the connection")
+    if outcome == "fence-lost":
+        return say("stopped: another sweep took the connection over")
+    if outcome == "stopped":
+        return say("stopped")
+    return ""
 
 
-def when_words(line: LogLine, now: datetime, zone: ZoneInfo) -> str:
+def when_words(line: LogLine, now: datetime, zone: ZoneInfo, say: Speech = ENGLISH) -> str:
     """When a line was: `21:15`, a run `20:01–21:14` (a day before today's: `Mon 23:59`)."""
-    first = day_time_words(line.first, now, zone)
+    first = day_time_words(line.first, now, zone, say)
     if line.last == line.first:
         return first
-    return f"{first}–{day_time_words(line.last, now, zone)}"
+    return f"{first}–{day_time_words(line.last, now, zone, say)}"
 
 
-def what_words(line: LogLine) -> str:
+def what_words(line: LogLine, say: Speech = ENGLISH) -> str:
     """What a line's minutes did, in words: "moved 3, set aside 1", "58 sweeps, nothing due",
     "skipped 7 min: no sweep ran"."""
     if line.kind is LineKind.gap:
-        span = f"skipped {line.minutes} min" if line.minutes > 1 else "skipped"
-        return f"{span}: no sweep ran (the worker or the clock away, or the connection paused)"
+        if line.minutes > 1:
+            return say(
+                "skipped %(count)s min: no sweep ran (the worker or the clock away, or the"
+                " connection paused)",
+                count=line.minutes,
+            )
+        return say("skipped: no sweep ran (the worker or the clock away, or the connection paused)")
     if line.kind is LineKind.quiet:
-        return f"{line.minutes} sweeps, nothing due" if line.minutes > 1 else "nothing due"
+        if line.minutes > 1:
+            return say("%(count)s sweeps, nothing due", count=line.minutes)
+        return say("nothing due")
     counts = line.counts
     parts = [
-        f"{word} {n}"
-        for word, n in (
-            ("moved", counts.moved),
-            ("set aside", counts.set_aside),
-            ("gave back", counts.given_back),
-            ("holds set aside", counts.holds_set_aside),
+        said
+        for said, n in (
+            (say("moved %(count)s", count=counts.moved), counts.moved),
+            (say("set aside %(count)s", count=counts.set_aside), counts.set_aside),
+            (say("gave back %(count)s", count=counts.given_back), counts.given_back),
+            (
+                say("holds set aside %(count)s", count=counts.holds_set_aside),
+                counts.holds_set_aside,
+            ),
         )
         if n
     ]
     if counts.conflicts:
-        parts.append(f"{counts.conflicts} held by another writer, tried the next minute")
-    said = OUTCOME_WORDS.get(line.outcome, "")
+        parts.append(
+            say("%(count)s held by another writer, tried the next minute", count=counts.conflicts)
+        )
+    said = outcome_words(line.outcome, say)
     if said and line.error:
         said = f"{said}: {line.error}"
-    return "; ".join([p for p in (", ".join(parts), said) if p]) or "nothing due"
+    return "; ".join([p for p in (", ".join(parts), said) if p]) or say("nothing due")

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from core.basics.speech import ENGLISH, Speech
 from core.manifest.model import Moment
 from core.store.set_aside import SetAside, read_set_aside
 from core.store.store import Row, Store
@@ -89,7 +90,9 @@ def rules_of(store: Store, table: str) -> list[Rule]:
     return [rule for rule in timed_rules(store) if rule.table == table]
 
 
-def waiting_on(rules: Sequence[Rule], row: Row, tables: Tables) -> Waiting | None:
+def waiting_on(
+    rules: Sequence[Rule], row: Row, tables: Tables, say: Speech = ENGLISH
+) -> Waiting | None:
     """The timed move the row waits on (its state is a rule's `from`), if its moment answers."""
     for rule in rules:
         if row.get(rule.state_column) != rule.timed.from_:
@@ -101,7 +104,7 @@ def waiting_on(rules: Sequence[Rule], row: Row, tables: Tables) -> Waiting | Non
             return None
         if reading is None:
             return None
-        return Waiting(rule, reading, explain_moment(rule.timed.at, ctx))
+        return Waiting(rule, reading, explain_moment(rule.timed.at, ctx, say))
     return None
 
 
@@ -112,14 +115,18 @@ class NoTime:
     rule: Rule
     key: Any
     why: str
+    said: str = ""
+    """The words in the reader's language, when a Speech made them."""
 
     @property
     def words(self) -> str:
         """What the screens say: "waits for no time: offer_until is empty"."""
-        return f"waits for no time: {self.why}"
+        return self.said or f"waits for no time: {self.why}"
 
 
-def waiting_for_no_time(rules: Sequence[Rule], row: Row, tables: Tables) -> NoTime | None:
+def waiting_for_no_time(
+    rules: Sequence[Rule], row: Row, tables: Tables, say: Speech = ENGLISH
+) -> NoTime | None:
     """The rule the row is in `from` of whose moment has no value, if any."""
     for rule in rules:
         if row.get(rule.state_column) != rule.timed.from_:
@@ -131,11 +138,14 @@ def waiting_for_no_time(rules: Sequence[Rule], row: Row, tables: Tables) -> NoTi
         except MomentValueError:
             pass
         spec = rule.store.spec(rule.table)
-        return NoTime(rule, row[spec.key], why_no_time(rule.timed.at, ctx))
+        why = why_no_time(rule.timed.at, ctx, say)
+        return NoTime(rule, row[spec.key], why, say("waits for no time: %(why)s", why=why))
     return None
 
 
-def rows_without_moment(stores: Sequence[Store], *, limit: int = NO_TIME_LIMIT) -> list[NoTime]:
+def rows_without_moment(
+    stores: Sequence[Store], *, limit: int = NO_TIME_LIMIT, say: Speech = ENGLISH
+) -> list[NoTime]:
     """Rows in a rule's `from` whose moment's own column is empty and no fallback answers
     (found by the empty column in SQL, judged by the engine), at most `limit`."""
     found: list[NoTime] = []
@@ -156,7 +166,7 @@ def rows_without_moment(stores: Sequence[Store], *, limit: int = NO_TIME_LIMIT) 
                     .limit(limit - len(found))
                 )
                 for row in conn.execute(query).mappings():
-                    none = waiting_for_no_time([rule], dict(row), tables)
+                    none = waiting_for_no_time([rule], dict(row), tables, say)
                     if none is not None:
                         found.append(none)
                 if len(found) >= limit:
@@ -227,7 +237,12 @@ def _unreadable(column: str, value: Any) -> MomentValueError | None:
 
 
 def pending_moves(
-    stores: Sequence[Store], *, by: datetime, now: datetime, limit: int = PENDING_LIMIT
+    stores: Sequence[Store],
+    *,
+    by: datetime,
+    now: datetime,
+    limit: int = PENDING_LIMIT,
+    say: Speech = ENGLISH,
 ) -> list[Pending]:
     """The connection's timed moves due by `by` (at most `limit`), next due first; each
     marked set aside when its record holds at `now`."""
@@ -239,7 +254,7 @@ def pending_moves(
         found = find_due(conn, stores, now=by, limit=limit, records=records, tables=tables)
         rows = sorted([*found.due, *found.passed_by], key=lambda d: (d.moment, str(d.key)))
         rows = rows[:limit]
-        words = _moment_words(conn, rows, tables)
+        words = _moment_words(conn, rows, tables, say)
     return [
         Pending(
             d.rule,
@@ -254,7 +269,7 @@ def pending_moves(
 
 
 def _moment_words(
-    conn: Connection, rows: Sequence[Any], tables: Mapping[str, Tables]
+    conn: Connection, rows: Sequence[Any], tables: Mapping[str, Tables], say: Speech = ENGLISH
 ) -> dict[tuple[str, str, str], str]:
     """How each due row's moment was read, in words: its rows read once per table."""
     keys: dict[tuple[str, str], list[Any]] = {}
@@ -272,7 +287,7 @@ def _moment_words(
             ref = (app, table, str(row[key]))
             rule = rules[ref]
             ctx = MomentContext(row=dict(row), zone=store.zone, tables=tables[app])
-            found[ref] = explain_moment(rule.timed.at, ctx)
+            found[ref] = explain_moment(rule.timed.at, ctx, say)
     return found
 
 

@@ -11,6 +11,15 @@ document.addEventListener("submit", (event) => {
 // the shortest round trip, the server's reading taken as half way through it: so the page's
 // own load and render never hold the clock back, and it agrees with the card moves.
 function venueTime(instant, zone) {
+  // In the page's language (<html lang>) as CLDR writes it, as the server drew it; English
+  // keeps the server's own "Fri 10 Jul 2026 21:00:00".
+  const lang = document.documentElement.lang || "en";
+  if (!lang.startsWith("en")) {
+    return new Intl.DateTimeFormat(lang, {
+      timeZone: zone, weekday: "short", day: "numeric", month: "short", year: "numeric",
+      hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23",
+    }).format(instant);
+  }
   const parts = {};
   new Intl.DateTimeFormat("en-GB", {
     timeZone: zone, weekday: "short", day: "2-digit", month: "short", year: "numeric",

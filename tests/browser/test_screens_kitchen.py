@@ -148,10 +148,11 @@ def test_wall_at_1080p_is_a_kitchen_display(
     assert box["bottom"] > 1000 and box["bottom"] <= 1080
     card_box = card.evaluate("c => c.getBoundingClientRect().toJSON()")
     assert card_box["width"] >= 320  # cards as wide as a column of 1920 px lets them
-    # The pending screen says the same of the row set aside and of the overdue one.
+    # The pending screen says the same of the row set aside (in staff's words, as the card)
+    # and of the overdue one.
     page.goto(f"{base}/connections/venue/pending")
     expect(page.locator(f"#pending-orders-{aside} .time-left")).to_contain_text(
-        "set aside until 21:30: the database refused"
+        "set aside until 21:30: Note breaks a rule of the table"
     )
     expect(page.locator(f"#pending-orders-{overdue} .time-left")).to_have_text(
         "due 23 h 55 min ago: moves at the next minute"

@@ -139,7 +139,7 @@ def test_migrations_from_an_empty_database_match_the_models(control_url: str) ->
         "alembic_version",
     }
     assert diff == []
-    assert version == "0005"
+    assert version == "0006"
 
 
 def test_upgrade_at_once_from_three_processes_then_again_is_harmless(

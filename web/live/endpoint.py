@@ -12,10 +12,12 @@ import logging
 import queue
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Blueprint, abort, current_app, g, request, session
+from flask_babel import get_locale
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
@@ -136,7 +138,7 @@ def _refuse_signed_out() -> tuple[str, int] | None:
         # than trying a refused handshake again forever. It is sent nothing else.
         g.live_signed_out = True
         return None
-    g.live_screen = _screen()
+    g.live_screen = replace(_screen(), locale=str(get_locale() or "en"))
     if not hub().start():
         # Opened now, the screen would say "live" and refetch while no change can reach
         # it. Refused, the ws extension tries again (1006) until the hub has subscribed.

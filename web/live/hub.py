@@ -109,12 +109,12 @@ class Hub:
             number = id(inbox)
             self.sockets[number] = (screen, inbox)
             if self.redis_down:
-                inbox.put(self.banner(down=True))
+                inbox.put(self.banner(down=True, locale=screen.locale))
             elif losses is not None and losses != self.losses:
                 inbox.put(_CLOSE)  # lost and back before it was added: its refetch may be old
             crowded = self._over_cap(session, number)
         for oldest in crowded:
-            oldest.put(self.banner(down=self.redis_down, crowded=True))
+            oldest.put(self.banner(down=self.redis_down, crowded=True, locale=screen.locale))
             oldest.put(_CROWDED)
         if crowded:
             log.info("live socket of a sign-in over %s closed: the oldest", self._cap())
@@ -290,6 +290,7 @@ class Hub:
     def _render(self, screen: Screen, events: Sequence[Mapping[str, Any]]) -> str:
         """One screen's fragments, in a request context of its own (for `url_for`)."""
         with self.app.test_request_context("/live", base_url=screen.base_url):
+            g.forced_locale = screen.locale
             g.card_view = screen.view  # a board's cards as its screen draws them
             try:
                 return screen.render_all(events)
@@ -308,10 +309,13 @@ class Hub:
                 return
             self.redis_down = True
             self.losses += 1
-            inboxes = [inbox for _, inbox in self.sockets.values()]
-            told = self.banner(down=True)
-            for inbox in inboxes:
-                inbox.put(told)
+            sockets = list(self.sockets.values())
+            inboxes = [inbox for _, inbox in sockets]
+            told: dict[str, str] = {}
+            for screen, inbox in sockets:
+                if screen.locale not in told:
+                    told[screen.locale] = self.banner(down=True, locale=screen.locale)
+                inbox.put(told[screen.locale])
         log.warning("live screens told Redis does not answer (%s open)", len(inboxes))
         self.push_clock_states()  # the header's clock state (a connection's card) says so too
 
@@ -324,7 +328,7 @@ class Hub:
                 return
             self.redis_down = False
             inboxes = [inbox for _, inbox in self.sockets.values()]
-            cleared = self.banner(down=False)
+            cleared = self.banner(down=False)  # empty: the same in every language
             for inbox in inboxes:
                 inbox.put(cleared)
                 inbox.put(_CLOSE)
@@ -341,10 +345,11 @@ class Hub:
         self.stalls.update(found)
         self.fan_out_all([{"connection": n, "stalled": found[n]} for n in sorted(found)])
 
-    def banner(self, down: bool, crowded: bool = False) -> str:
-        """The live banner as pushed: the words while Redis does not answer, or of a socket
-        closed for more open in its sign-in; else empty."""
+    def banner(self, down: bool, crowded: bool = False, locale: str = "en") -> str:
+        """The live banner as pushed, in the screen's language: the words while Redis does
+        not answer, or of a socket closed for more open in its sign-in; else empty."""
         with self.app.test_request_context("/live"):
+            g.forced_locale = locale
             return render_template(
                 "screens/_live_banner.html", redis_down=down, crowded=crowded, cap=self._cap()
             )

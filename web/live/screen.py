@@ -37,6 +37,8 @@ class Screen:
     """How a board's cards are drawn: "" (the board), "wall" or "touch" (`web.screens.bump`)."""
     user: int = 0
     """Who looks (the session's user id): signing out closes their sockets."""
+    locale: str = "en"
+    """The language it speaks (`web.language`, as the page was): its pushes are said in it."""
 
     def shows(self, event: Mapping[str, Any]) -> bool:
         """Whether this screen shows the row (or the connection) an event names."""

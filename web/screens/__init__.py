@@ -15,6 +15,7 @@ from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFProtect
 
 from services.models import Connection
+from web.language import SIGNED_IN
 from web.screens import (
     all_day,
     auth,
@@ -29,6 +30,7 @@ from web.screens import (
     rows,
     samples,
     set_aside,
+    speaking,
     times,
     webhooks,
     words,
@@ -76,7 +78,9 @@ def init_app(app: Flask, exempt: tuple[object, ...] = ()) -> None:
     labels.init_app(app)
     bar.init_app(app)
     words.init_app(app)
+    speaking.init_app(app)
     app.context_processor(_screen_globals)
+    app.extensions[SIGNED_IN] = signed_in_user  # the language of the user who signed in
 
 
 def zone_of(connection: Connection) -> ZoneInfo:

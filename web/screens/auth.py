@@ -6,13 +6,14 @@ import logging
 from urllib.parse import urlsplit
 
 from flask import Blueprint, redirect, render_template, request, session, url_for
+from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from services.demo_account import DEMO_EMAIL, DEMO_PASSWORD, demo_signs_in
 from services.models import db
-from services.users import end_sessions, user_by_password
+from services.users import choose_locale, end_sessions, user_by_password
 from web.context import publisher
-from web.screens.access import signed_in_user, start_session
+from web.screens.access import require_user, signed_in_user, start_session
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def sign_in() -> Response | tuple[str, int] | str:
         page = render_template(
             "screens/sign_in.html",
             next=target or "",
-            error="That email and password do not match.",
+            error=_("That email and password do not match."),
             demo=_demo_hint(),
         )
         return page, 401
@@ -84,3 +85,12 @@ def sign_out() -> Response:
         end_sessions(db.session, user, publisher())
     session.clear()
     return redirect(url_for("auth.sign_in"))
+
+
+@bp.post("/language")
+def choose_language() -> Response:
+    """The signed-in user's language (the menu's select; empty: none of their own), then
+    back to the page it was chosen on."""
+    user = require_user()
+    choose_locale(db.session, user, request.form.get("locale", ""))
+    return redirect(_safe_next(request.form.get("next")))

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, request, url_for
+from flask_babel import gettext as _
 from jinja2 import pass_context
 from jinja2.runtime import Context
 
 from services.models import App, Connection
+from web.language import speech
 from web.screens.access import may_pause, require_user, screen_connection
 
 
@@ -62,7 +64,8 @@ def _board_links(
     """Board, then Wall, of each app with states: at the table on screen, else its first."""
     boards = [a for a in focus if _state_tables(a)]
     links: list[BarLink] = []
-    for endpoint, words in (("boards.show_board", "Board"), ("boards.show_wall", "Wall")):
+    say = speech()
+    for endpoint, words in (("boards.show_board", say("Board")), ("boards.show_wall", say("Wall"))):
         for app in boards:
             tables = _state_tables(app)
             on = on_app(shown_app, app)
@@ -76,17 +79,17 @@ def _list_links(name: str, here: str) -> list[BarLink]:
     """The connection's lists every bar has: Pending, Set aside and the clock's log."""
     return [
         BarLink(
-            "Pending",
+            _("Pending"),
             url_for("pending.list_pending", name=name),
             here.startswith("pending."),
         ),
         BarLink(
-            "Set aside",
+            _("Set aside"),
             url_for("set_aside.list_set_aside", name=name),
             here.startswith("set_aside."),
         ),
         BarLink(
-            "Clock's log",
+            _("Clock's log"),
             url_for("clock_log.show_clock_log", name=name),
             here.startswith("clock_log."),
         ),
@@ -100,7 +103,7 @@ def _outbox_links(name: str, focus: list[App], shown_app: object, here: str) -> 
     for app in mailing:
         href = url_for("outbox.show_outbox", connection=name, name=app.name)
         current = here.startswith("outbox.") and on_app(shown_app, app)
-        links.append(BarLink(_titled("Outbox", app, mailing), href, current))
+        links.append(BarLink(_titled(_("Outbox"), app, mailing), href, current))
     return links
 
 
@@ -111,7 +114,7 @@ def _webhook_links(connection: Connection, apps: list[App], here: str) -> list[B
     name = connection.name
     links = [
         BarLink(
-            "Deliveries",
+            _("Deliveries"),
             url_for("webhooks.show_deliveries", name=name),
             here == "webhooks.show_deliveries",
         )
@@ -119,7 +122,7 @@ def _webhook_links(connection: Connection, apps: list[App], here: str) -> list[B
     if may_pause(require_user(), connection):
         links.append(
             BarLink(
-                "Webhooks",
+                _("Webhooks"),
                 url_for("webhooks.show_webhooks", name=name),
                 here in ("webhooks.show_webhooks", "webhooks.show_calls"),
             )

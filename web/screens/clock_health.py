@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 import redis
 from flask import request
+from flask_babel import gettext as _
 from sqlalchemy.exc import DBAPIError
 
 from core.store.store import Store
@@ -25,6 +26,7 @@ from core.time.words import span_words
 from services.apps import swept_stores
 from services.models import Connection
 from web.context import clock, publisher
+from web.language import speech
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +53,14 @@ class ClockState:
     @property
     def words(self) -> str:
         """The state as the card's badge and the header say it."""
+        say = speech()
         if self.kind == "stalled":
-            return f"stalled {span_words(timedelta(minutes=self.minutes or 0))}"
-        return "Redis unreachable" if self.kind == "redis" else self.kind
+            return say(
+                "stalled %(span)s", span=span_words(timedelta(minutes=self.minutes or 0), say)
+            )
+        if self.kind == "redis":
+            return say("Redis unreachable")
+        return say("paused") if self.kind == "paused" else say("running")
 
     @property
     def moving(self) -> bool:
@@ -138,11 +145,20 @@ class ClockFigures:
         it was doing), then those the card could not read itself."""
         recorded = (self.health.last or {}).get("faults") or {}
         found = [
-            (app, f"stopped this minute while {fault['during']}: {fault['error']}")
+            (
+                app,
+                _(
+                    "stopped this minute while %(during)s: %(error)s",
+                    during=fault["during"],
+                    error=fault["error"],
+                ),
+            )
             for app, fault in recorded.items()
         ]
         found += [
-            (app, f"cannot be read: {words}") for app, words in self.unread if app not in recorded
+            (app, _("cannot be read: %(why)s", why=words))
+            for app, words in self.unread
+            if app not in recorded
         ]
         return found
 

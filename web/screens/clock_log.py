@@ -11,6 +11,7 @@ from flask import render_template, request
 from core.sweep.minutes import read_clock_log, what_words, when_words
 from services.apps import app_store
 from web.context import clock
+from web.language import speech
 from web.screens.access import is_htmx, screen_blueprint, screen_connection
 from web.screens.clock_health import clock_state
 
@@ -42,8 +43,8 @@ def clock_log_context(name: str) -> dict[str, Any]:
         "zone": zone,
         "now": now,
         "health_state": clock_state(connection),
-        "when_words": when_words,
-        "what_words": what_words,
+        "when_words": lambda line, now, zone: when_words(line, now, zone, speech()),
+        "what_words": lambda line: what_words(line, speech()),
     }
 
 

@@ -23,6 +23,7 @@ from services.models import App, Connection, db
 from services.sweep_ledger import Missed, missed
 from web.context import clock, publisher
 from web.errors import Forbidden
+from web.language import speech
 from web.screens.access import (
     all_connections,
     is_htmx,
@@ -153,10 +154,16 @@ def _pause(name: str, paused: bool) -> str:
             {"connection": name},
         )
     set_paused(db.session, name, paused, publisher())
+    say = speech()
     words = (
-        f"{name} paused by you: no timed move is made on its apps until it is resumed."
+        say(
+            "%(name)s paused by you: no timed move is made on its apps until it is resumed.",
+            name=name,
+        )
         if paused
-        else f"{name} resumed by you: every row already due moves at the next sweep."
+        else say(
+            "%(name)s resumed by you: every row already due moves at the next sweep.", name=name
+        )
     )
     card = render_template("screens/_connection.html", view=connection_card(name), now=clock())
     return card + toast(Answer(words))

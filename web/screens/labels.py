@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Flask
+from flask_babel import gettext as _
 
 from core.manifest.titles import column_label, label, state_label, table_label
+from web.language import speech
 
 __all__ = ["column_label", "label", "producer_label", "state_label", "table_label"]
 
@@ -19,10 +21,10 @@ def producer_label(model: Any, number: object) -> str:
     try:
         producer = listed[int(str(number)) - 1]
     except (ValueError, IndexError):
-        return "Email"
+        return _("Email")
     if producer.kind == "reminder":
         spec = model.tables.get(producer.before.table)
-        return f"Reminder before {column_label(producer.before.at, spec)}"
+        return _("Reminder before %(column)s", column=column_label(producer.before.at, spec))
     spec = model.tables.get(producer.table)
     states = getattr(getattr(spec, "states", None), "column", None)
     if producer.on.column == states:
@@ -30,7 +32,12 @@ def producer_label(model: Any, number: object) -> str:
     else:
         shown = [str(v) for v in producer.on.values or []]
     watched = column_label(producer.on.column, spec)
-    return f"When {watched} becomes {' or '.join(shown)}" if shown else f"When {watched} changes"
+    say = speech()
+    if shown:
+        return say(
+            "When %(column)s becomes %(values)s", column=watched, values=say(" or ").join(shown)
+        )
+    return say("When %(column)s changes", column=watched)
 
 
 def init_app(app: Flask) -> None:

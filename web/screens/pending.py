@@ -16,6 +16,7 @@ from core.sweep.pending import (
 )
 from services.apps import swept_stores
 from web.context import clock
+from web.language import speech
 from web.screens import timeline
 from web.screens.access import is_htmx, screen_blueprint, screen_connection
 from web.screens.clock_health import clock_state
@@ -38,8 +39,8 @@ def pending_context(name: str) -> dict[str, object]:
     return {
         "connection": connection,
         "zone": zone,
-        "moves": pending_moves(stores, by=now + PENDING_HORIZON, now=now),
-        "no_time": rows_without_moment(stores),
+        "moves": pending_moves(stores, by=now + PENDING_HORIZON, now=now, say=speech()),
+        "no_time": rows_without_moment(stores, say=speech()),
         "unreadable": unreadable_moments(stores),
         "holds": waiting_holds(stores),
         "horizon_days": PENDING_HORIZON.days,

@@ -28,6 +28,7 @@ from services.apps import app_store
 from services.connections import get_connection
 from services.models import App, db
 from web.context import clock, lookup_app
+from web.language import speech
 from web.screens.connections import read_connection
 from web.screens.reading import (
     Card,
@@ -154,7 +155,8 @@ def push_pending(event: Mapping[str, Any]) -> str:
     with store.engine.connect() as conn:
         row = store.read_row(conn, table, store.coerce_key(table, event["key"]))
         tables = store.read_clock_tables(conn)
-    waiting = waiting_on(rules_of(store, table), row, tables) if row is not None else None
+    rules = rules_of(store, table)
+    waiting = waiting_on(rules, row, tables, speech()) if row is not None else None
     move = None
     if waiting is not None and waiting.reading.at <= now + PENDING_HORIZON:
         move = Pending(waiting.rule, event["key"], waiting.reading.at, None, False, waiting.words)

@@ -21,6 +21,7 @@ from core.store.store import Row, Store
 from core.sweep.pending import Waiting, rules_of, waiting_on
 from services.storage import autocommit
 from web.errors import InvalidRequest
+from web.language import speech
 
 BOARD_LIMIT = 2000
 """How many rows an open state's column shows at most (every open row, in practice)."""
@@ -189,7 +190,7 @@ def make_card(store: Store, table: str, row: Row, tables: Any) -> Card:
         row[spec.key],
         state,
         tuple((c.ref, row.get(c.ref)) for c in shown.columns),
-        waiting_on(rules_of(store, table), row, tables),
+        waiting_on(rules_of(store, table), row, tables, speech()),
         (shown.time.ref, row.get(shown.time.ref)) if shown.time is not None else None,
         spec.states is not None and state in final_states(spec),
     )

@@ -9,10 +9,11 @@ from datetime import datetime
 from typing import Any
 
 from flask import render_template, request
+from flask_babel import gettext as _
 
 from core.basics.errors import AdminiumError, echo
 from core.manifest.model import MoveSpec, Table, Timed
-from core.preview.preview import Preview, counted
+from core.preview.preview import Preview
 from core.store.refused_log import RefusedAttempt, row_refusals
 from core.store.store import Store
 from core.sweep.hold_reads import row_postings
@@ -23,6 +24,7 @@ from services.preview import ValueChange, preview_values
 from web.api import parse_key
 from web.context import clock
 from web.errors import NotFound, status_of
+from web.language import speech
 from web.screens import writing
 from web.screens.access import person, require_user, screen_app, screen_blueprint
 from web.screens.labels import column_label, state_label, table_label
@@ -73,7 +75,7 @@ def row_context(
     if view.card.waiting is None and spec.states is not None:
         with store.engine.connect() as conn:
             tables = store.read_clock_tables(conn)
-        no_time = waiting_for_no_time(rules_of(store, table), view.row, tables)
+        no_time = waiting_for_no_time(rules_of(store, table), view.row, tables, speech())
     with store.engine.connect() as conn:
         refusals = row_refusals(conn, app.name, table, str(view.card.key))
     return {
@@ -160,7 +162,10 @@ def _write_then_detail(
             if ahead is not None and ahead.due_at_once and request.form.get("confirmed") != "1":
                 # Saving makes rows due at once: asked once more, with what would move.
                 context = row_context(app, table, key, roles)
-                words = f"Not saved yet: {_preview_words(ahead, store)} Save again to confirm."
+                words = _(
+                    "Not saved yet: %(what)s Save again to confirm.",
+                    what=_preview_words(ahead, store),
+                )
                 html = render_template(
                     "screens/_row.html",
                     **context,
@@ -175,7 +180,12 @@ def _write_then_detail(
             )
             now_is = shown_value(result.row.get(column), store.zone)
             answer = writing.Answer(
-                f"Saved: {named}: {column_label(column, spec)} is now {now_is}."
+                _(
+                    "Saved: %(row)s: %(field)s is now %(value)s.",
+                    row=named,
+                    field=column_label(column, spec),
+                    value=now_is,
+                )
             )
     except writing.NothingToChange as same:
         answer = writing.Answer(same.words, "refused")
@@ -187,7 +197,7 @@ def _write_then_detail(
     if error is not None:
         to = request.form.get("to") if action == "move" else None
         context["staff"] = error_refusal(error, app, table, to, context["view"].row)
-        answer = writing.refused_answer("Not done", named, context["staff"])
+        answer = writing.refused_answer(writing.not_done(), named, context["staff"])
     if request.form.get("answer") == "toast":
         return writing.toast(answer), status
     said = answer.words if error is None else ""
@@ -227,6 +237,7 @@ def _edit_preview(app: App, store: Store, table: str, key: Any, column: str) -> 
 
 def _preview_words(preview: Preview, store: Store) -> str:
     """`Saving makes 3 orders move to Cancelled at the next minute; 1 moment earlier.`"""
+    say = speech()
     parts: list[str] = []
     groups: dict[tuple[str, str], int] = {}
     for change in preview.due_at_once:
@@ -235,21 +246,43 @@ def _preview_words(preview: Preview, store: Store) -> str:
         spec = store.app.tables.get(table)
         name = table_label(spec, table) if spec is not None else table
         if what.startswith("hold"):
-            parts.append(f"{count} {name} given back their hold at the next minute")
+            parts.append(
+                say(
+                    "%(count)s %(table)s given back their hold at the next minute",
+                    count=count,
+                    table=name,
+                )
+            )
         else:
             to = what.split(" → ")[-1]
-            parts.append(f"{count} {name} moved to {state_label(to, spec)} at the next minute")
+            parts.append(
+                say(
+                    "%(count)s %(table)s moved to %(state)s at the next minute",
+                    count=count,
+                    table=name,
+                    state=state_label(to, spec),
+                )
+            )
     counts = preview.counts()
     if counts.get("sent-at-once"):
-        parts.append(f"{counted(counts['sent-at-once'], 'reminder')} sent at the next minute")
-    for effect in ("earlier", "later"):
-        if counts.get(effect):
-            parts.append(f"{counted(counts[effect], 'moment')} {effect}")
+        parts.append(
+            say.plural(
+                "%(num)d reminder sent at the next minute",
+                "%(num)d reminders sent at the next minute",
+                counts["sent-at-once"],
+            )
+        )
+    if counts.get("earlier"):
+        parts.append(
+            say.plural("%(num)d moment earlier", "%(num)d moments earlier", counts["earlier"])
+        )
+    if counts.get("later"):
+        parts.append(say.plural("%(num)d moment later", "%(num)d moments later", counts["later"]))
     if counts.get("no-longer-due"):
-        parts.append(f"{counts['no-longer-due']} no longer due")
+        parts.append(say("%(count)s no longer due", count=counts["no-longer-due"]))
     if not parts:
-        return "Saving changes no timed move, hold or reminder."
-    return "Saving makes " + "; ".join(parts) + "."
+        return say("Saving changes no timed move, hold or reminder.")
+    return say("Saving makes %(what)s.", what="; ".join(parts))
 
 
 @bp.post("/apps/<connection>/<name>/<table>/<key>/preview")

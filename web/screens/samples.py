@@ -9,6 +9,8 @@ import logging
 from pathlib import Path
 
 from flask import current_app, render_template, request
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from core.basics.errors import AdminiumError
@@ -20,6 +22,7 @@ from services.samples import EXAMPLES, add_kept_sample, kept_sample_due, kept_wo
 from services.samples import remove_sample_data as remove_samples
 from web.context import clock, publisher
 from web.errors import Forbidden
+from web.language import speech
 from web.screens.access import require_user, screen_app, screen_blueprint
 from web.screens.labels import table_label
 from web.screens.writing import Answer, toast
@@ -63,16 +66,24 @@ def sample_removal_words(app: App) -> str:
             keys = sample_keys(conn, app.name)
     except DBAPIError:
         # Its card says the database does not answer; the removal would say so too.
-        return f"Remove every sample row of {app.name}? Real rows stay."
+        return _("Remove every sample row of %(app)s? Real rows stay.", app=app.name)
+    say = speech()
     counts = {table: len(found) for table, found in sorted(keys.items()) if found}
     if not counts:
-        return f"{app.name} has no sample rows now: nothing would be removed. Remove anyway?"
+        return say(
+            "%(app)s has no sample rows now: nothing would be removed. Remove anyway?",
+            app=app.name,
+        )
     total = sum(counts.values())
     tables = ", ".join(f"{table_label(app.model.tables.get(t), t)}: {n}" for t, n in counts.items())
-    rows = "row" if total == 1 else "rows"
-    return (
-        f"Remove the {total} sample {rows} of {app.name} ({tables})? They are deleted for"
-        " good. Real rows stay, and so do its settings and opening hours."
+    return say.plural(
+        "Remove the %(num)d sample row of %(app)s (%(tables)s)? It is deleted for good. Real"
+        " rows stay, and so do its settings and opening hours.",
+        "Remove the %(num)d sample rows of %(app)s (%(tables)s)? They are deleted for good."
+        " Real rows stay, and so do its settings and opening hours.",
+        total,
+        app=app.name,
+        tables=tables,
     )
 
 
@@ -139,5 +150,10 @@ def remove_sample_data(name: str, app_name: str) -> str:
         kept=kept_words(removal),
         total=total,
     )
-    rows = "row" if total == 1 else "rows"
-    return answer + toast(Answer(f"Sample data of {app.name} removed by you: {total} {rows}."))
+    said = ngettext(
+        "Sample data of %(app)s removed by you: %(num)d row.",
+        "Sample data of %(app)s removed by you: %(num)d rows.",
+        total,
+        app=app.name,
+    )
+    return answer + toast(Answer(said))

@@ -4,36 +4,44 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from flask import Flask
+from flask_babel import gettext as _
 
 from core.manifest.board_rules import card_spec
 from core.manifest.model import Table
 from core.time.words import aside_words, overdue_words, span_words
+from web.language import speech
 from web.screens.labels import state_label
 
-VERBS = {
-    "cancelled": "cancels",
-    "canceled": "cancels",
-    "expired": "expires",
-    "closed": "closes",
-    "no_show": "no-show",
-}
-"""How a card names a timed move by where it goes ("cancels Fri 21:00")."""
+
+def _verbs() -> dict[str, str]:
+    """How a card names a timed move by where it goes ("cancels Fri 21:00")."""
+    say = speech()
+    return {
+        "cancelled": say("cancels"),
+        "canceled": say("cancels"),
+        "expired": say("expires"),
+        "closed": say("closes"),
+        "no_show": say("no-show"),
+    }
+
+
 SOON = timedelta(minutes=10)
 """A timed move due within this long is urgent on a board (a kitchen acts on it now)."""
 
 
 def full(instant: datetime | None, zone: ZoneInfo) -> str:
     """An instant on the venue's clock with its date: `Fri 10 Jul 2026 21:00`."""
-    return "" if instant is None else instant.astimezone(zone).strftime("%a %d %b %Y %H:%M")
+    return "" if instant is None else speech().dated(instant, zone)
 
 
 def full_seconds(instant: datetime | None, zone: ZoneInfo) -> str:
     """An instant with its seconds, where the minute matters: `Fri 10 Jul 2026 08:34:02`."""
-    return "" if instant is None else instant.astimezone(zone).strftime("%a %d %b %Y %H:%M:%S")
+    return "" if instant is None else speech().dated(instant, zone, seconds=True)
 
 
 def precise(instant: datetime | None, zone: ZoneInfo) -> str:
@@ -48,38 +56,35 @@ def precise_wall(instant: datetime | None, zone: ZoneInfo) -> str:
     """A wall time, with its seconds when it has any: `08:33`, `08:33:30`."""
     if instant is None or (instant.second == 0 and instant.microsecond == 0):
         return wall(instant, zone)
-    return instant.astimezone(zone).strftime("%H:%M:%S")
+    return speech().clock(instant, zone, seconds=True)
 
 
 def wall(instant: datetime | None, zone: ZoneInfo) -> str:
     """An instant's wall time alone: `08:33`."""
-    return "" if instant is None else instant.astimezone(zone).strftime("%H:%M")
+    return "" if instant is None else speech().clock(instant, zone)
 
 
 def short(instant: datetime | None, zone: ZoneInfo) -> str:
     """An instant on the venue's clock as a card shows it: `Fri 21:00`."""
-    return "" if instant is None else instant.astimezone(zone).strftime("%a %H:%M")
+    return "" if instant is None else speech().weekday_clock(instant, zone)
 
 
 def relative(instant: datetime | None, now: datetime) -> str:
     """How far an instant is from `now`: `in 2 h 5 min`, `12 min ago`, `now`."""
     if instant is None:
         return ""
+    say = speech()
     seconds = (instant - now).total_seconds()
-    span = _span(timedelta(seconds=abs(seconds)))
+    span = span_words(timedelta(seconds=abs(seconds)), say)
     if span == "":
-        return "now"
-    return f"in {span}" if seconds > 0 else f"{span} ago"
-
-
-def _span(delta: timedelta) -> str:
-    """A duration in its two largest units, rounded down to the minute."""
-    return span_words(delta)
+        return say("now")
+    return say("in %(span)s", span=span) if seconds > 0 else say("%(span)s ago", span=span)
 
 
 def minutes_words(minutes: int | None) -> str:
     """Whole minutes as a person says them: `5 min`, `6 h 51 min`."""
-    return span_words(timedelta(minutes=minutes or 0)) or "0 min"
+    say = speech()
+    return span_words(timedelta(minutes=minutes or 0), say) or say.unit(0, "minute")
 
 
 def day_wall(instant: datetime | None, now: datetime, zone: ZoneInfo) -> str:
@@ -87,11 +92,12 @@ def day_wall(instant: datetime | None, now: datetime, zone: ZoneInfo) -> str:
     else with its day, `Sat 12:30`; a date alone reads `Sat 11 Jul`."""
     if instant is None:
         return ""
+    say = speech()
     if not isinstance(instant, datetime):
-        return instant.strftime("%a %d %b")
+        return say.day(instant, year=False)
     local = instant.astimezone(zone)
     same_day = local.date() == now.astimezone(zone).date()
-    return local.strftime("%H:%M" if same_day else "%a %H:%M")
+    return say.clock(instant, zone) if same_day else say.weekday_clock(instant, zone)
 
 
 def due_words(instant: datetime, now: datetime, zone: ZoneInfo, state: object = None) -> str:
@@ -100,12 +106,12 @@ def due_words(instant: datetime, now: datetime, zone: ZoneInfo, state: object = 
     if instant > now:
         return relative(instant, now)
     kind = getattr(state, "kind", "running")
-    return overdue_words(instant, now, zone, kind, getattr(state, "since", None))
+    return overdue_words(instant, now, zone, kind, getattr(state, "since", None), speech())
 
 
 def set_aside_words(until: datetime, zone: ZoneInfo, why: str | None = None) -> str:
     """ "set aside until 07:07: <why>"."""
-    return aside_words(until, zone, why)
+    return aside_words(until, zone, why, speech())
 
 
 def urgency(instant: datetime, now: datetime) -> str:
@@ -165,7 +171,8 @@ def ticket(card: Any, spec: Table, now: datetime, zone: ZoneInfo) -> Ticket:
 def verb(to: str, spec: object = None) -> str:
     """A timed move's verb on a card: `cancels`, else `moves to <state>` by its label
     (`moves to No show`; the table's `states.titles` where given)."""
-    return VERBS.get(to, f"moves to {state_label(to, spec)}")
+    found = _verbs().get(to)
+    return found or _("moves to %(state)s", state=state_label(to, spec))
 
 
 def value(raw: object, zone: ZoneInfo) -> str:
@@ -175,9 +182,11 @@ def value(raw: object, zone: ZoneInfo) -> str:
     if isinstance(raw, datetime):
         return full(raw, zone) if raw.utcoffset() is not None else raw.isoformat(" ")
     if isinstance(raw, date):
-        return raw.strftime("%a %d %b %Y")
+        return speech().day(raw)
     if isinstance(raw, bool):
-        return "yes" if raw else "no"
+        return _("yes") if raw else _("no")
+    if isinstance(raw, Decimal | float) and not speech().english:
+        return speech().number(raw)
     return str(raw)
 
 

@@ -26,6 +26,7 @@ from core.time.words import mover_words
 from services.apps import app_store
 from services.models import App
 from web.context import clock
+from web.language import speech
 
 
 def clock_codes(spec: Table | None, move: LastMove) -> list[tuple[str, str]]:
@@ -44,7 +45,7 @@ def moved_words(spec: Table | None, move: LastMove | None, zone: ZoneInfo) -> st
     if move is None:
         return ""
     codes = clock_codes(spec, move) if move.actor_kind == "clock" else []
-    return mover_words(move.actor_kind, move.actor, move.at, clock(), zone, codes)
+    return mover_words(move.actor_kind, move.actor, move.at, clock(), zone, codes, speech())
 
 
 def history_move(entries: Any) -> LastMove | None:
@@ -138,6 +139,7 @@ def refusal_of(
         to=to,
         row=row,
         zone=store.zone,
+        say=speech(),
     )
 
 

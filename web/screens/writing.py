@@ -10,6 +10,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from flask import render_template, url_for
+from flask_babel import gettext as _
 
 from core.basics.actors import Actor
 from core.basics.errors import ValueRefused, echo
@@ -20,6 +21,7 @@ from core.writes.pipeline import WriteResult
 from services.models import App
 from services.writes import write_by_person
 from web.context import clock, publisher
+from web.language import speech
 from web.screens.labels import column_label, state_label, table_label
 from web.screens.reading import open_moves
 from web.screens.times import value as shown_value
@@ -73,10 +75,15 @@ def edit(store: Store, table: str, key: Any, actor: Actor, column: str, raw: str
     with store.engine.connect() as conn:
         row = store.read_row(conn, table, key)
     if row is not None and row.get(column) == new:
-        now_is = "empty" if new is None else shown_value(new, store.zone)
+        say = speech()
+        now_is = say("empty") if new is None else shown_value(new, store.zone)
         raise NothingToChange(
-            f"Not saved: {column_label(found)} of {row_words(spec, table, key)} is {now_is}"
-            " already, so nothing would change."
+            say(
+                "Not saved: %(field)s of %(row)s is %(value)s already, so nothing would change.",
+                field=column_label(found),
+                row=row_words(spec, table, key),
+                value=now_is,
+            )
         )
     return _write(store, table, key, actor, values={column: new})
 
@@ -127,6 +134,11 @@ def refused_answer(what: str, named: str, refusal: StaffRefusal) -> Answer:
     return Answer(f"{what}: {named}: {refusal.sentence}", "refused", code=refusal.code)
 
 
+def not_done() -> str:
+    """The head of a refused action's answer: "Not done"."""
+    return _("Not done")
+
+
 def undo_of(
     app: App, spec: Any, table: str, key: Any, left: str, now: str, roles: frozenset[str]
 ) -> Undo | None:
@@ -140,7 +152,8 @@ def undo_of(
                 table=table,
                 key=key,
             )
-            return Undo(href, left, now, f"Undo to {state_label(left, spec)}")
+            words = _("Undo to %(state)s", state=state_label(left, spec))
+            return Undo(href, left, now, words)
     return None
 
 
@@ -152,12 +165,18 @@ def moved_answer(
     left: str,
     result: WriteResult,
     roles: frozenset[str],
-    by: str = "by you",
+    by: str | None = None,
 ) -> Answer:
     """ "Orders #9 moved to Confirmed by you", with the undo the table lists."""
     state_column = spec.states.column if spec.states else ""
     now = str(result.row.get(state_column))
-    words = f"{row_words(spec, table, key)} moved to {state_label(now, spec)} {by}."
+    say = speech()
+    words = say(
+        "%(row)s moved to %(state)s %(by)s.",
+        row=row_words(spec, table, key),
+        state=state_label(now, spec),
+        by=by or say("by you"),
+    )
     return Answer(words, undo=undo_of(app, spec, table, key, left, now, roles))
 
 

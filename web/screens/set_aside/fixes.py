@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import render_template, request
+from flask_babel import gettext as _
 
 from core.basics.errors import AdminiumError
 from core.store.store import Store
@@ -17,6 +18,7 @@ from services.apps import app_store
 from services.sweeps import retry_set_aside
 from web.context import clock, publisher
 from web.errors import status_of
+from web.language import speech
 from web.screens import writing
 from web.screens.access import (
     person,
@@ -121,7 +123,12 @@ def fix_row(name: str, app_name: str, table: str, key: str, action: str) -> tupl
             )
             now_is = shown_value(result.row.get(column), store.zone)
             answer = writing.Answer(
-                f"Saved: {named}: {column_label(column, spec)} is now {now_is}."
+                _(
+                    "Saved: %(row)s: %(field)s is now %(value)s.",
+                    row=named,
+                    field=column_label(column, spec),
+                    value=now_is,
+                )
             )
         else:
             retry_set_aside(store, table, key, now=clock(), publisher=publisher())
@@ -131,7 +138,7 @@ def fix_row(name: str, app_name: str, table: str, key: str, action: str) -> tupl
     except AdminiumError as refused:
         # The item says why, and so does the toast: plain words, what to do, the code apart.
         error = refused
-        what = "Tried again now, refused again" if action == "retry" else "Not done"
+        what = _("Tried again now, refused again") if action == "retry" else writing.not_done()
         to = request.form.get("to") if action == "move" else None
         if to is None and before:
             to = before[0].rule.timed.to
@@ -151,8 +158,11 @@ def _retried(
     named = writing.row_words(spec, table, key)
     if set_aside_rows([store], table=table, key=key):
         return writing.Answer(
-            f"{named} is still set aside: another writer held it; the sweep tries again"
-            " at the next minute.",
+            _(
+                "%(row)s is still set aside: another writer held it; the sweep tries again"
+                " at the next minute.",
+                row=named,
+            ),
             "warn",
         )
     with store.engine.connect() as conn:
@@ -160,8 +170,10 @@ def _retried(
     state_column = spec.states.column if spec.states else ""
     now = str(row.get(state_column)) if row is not None else left
     if row is None or now == left:
-        return writing.Answer(f"{named} is no longer set aside.")
-    words = f"{named} moved to {state_label(now, spec)} by its timed move."
+        return writing.Answer(_("%(row)s is no longer set aside.", row=named))
+    words = _(
+        "%(row)s moved to %(state)s by its timed move.", row=named, state=state_label(now, spec)
+    )
     return writing.Answer(words, undo=writing.undo_of(app, spec, table, key, left, now, roles))
 
 
@@ -211,10 +223,16 @@ def fix_rows(name: str) -> str:
         asked=len(picked),
     )
     moved = sum(x.moved for x in lines)
+    say = speech()
     said = (
-        f"{moved} of {len(lines)} moved to {to_title}."
+        say(
+            "%(moved)s of %(total)s moved to %(state)s.",
+            moved=moved,
+            total=len(lines),
+            state=to_title,
+        )
         if action == "move"
-        else f"Tried again: {moved} of {len(lines)} moved."
+        else say("Tried again: %(moved)s of %(total)s moved.", moved=moved, total=len(lines))
     )
     kind = "" if moved == len(lines) else "warn"
     return answer + "".join(items) + (writing.toast(writing.Answer(said, kind)) if lines else "")
@@ -230,13 +248,14 @@ def _bulk_one(name: str, app_name: str, table: str, key: str, action: str, to: s
         parsed = row_key(store, table, key)
         found = set_aside_rows([store], table=table, key=key)
         if not found:
-            return BulkLine(app_name, table, key, False, "no longer set aside")
+            return BulkLine(app_name, table, key, False, _("no longer set aside"))
         if action == "move":
             # The state the person saw: a set-aside row is in its rule's `from`.
             seen = found[0].rule.timed.from_
             writing.move(store, table, parsed, person(require_user(), roles), to, seen)
             title = state_label(to, store.spec(table))
-            return BulkLine(app_name, table, key, True, f"moved to {title}", to_title=title)
+            said = _("moved to %(state)s", state=title)
+            return BulkLine(app_name, table, key, True, said, to_title=title)
         retry_set_aside(store, table, key, now=clock(), publisher=publisher())
     except AdminiumError as refused:
         aside = found[0] if found else None
@@ -251,5 +270,6 @@ def _bulk_one(name: str, app_name: str, table: str, key: str, action: str, to: s
         )
         return BulkLine(app_name, table, key, False, why.sentence, refused.code)
     if set_aside_rows([store], table=table, key=key):
-        return BulkLine(app_name, table, key, False, "another writer held it: tried next minute")
-    return BulkLine(app_name, table, key, True, "moved by its timed move")
+        held = _("another writer held it: tried next minute")
+        return BulkLine(app_name, table, key, False, held)
+    return BulkLine(app_name, table, key, True, _("moved by its timed move"))

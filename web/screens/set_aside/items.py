@@ -10,11 +10,14 @@ from datetime import datetime
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
+from flask_babel import gettext as _
+
 from core.basics.errors import AdminiumError
 from core.manifest.model import Column, Table
 from core.sweep.fixes import NewMoment, fix_fields, new_moment
 from core.sweep.pending import Aside, rules_of, waiting_on
 from web.context import clock
+from web.language import speech
 from web.screens.access import (
     screen_blueprint,
 )
@@ -45,7 +48,7 @@ def aside_fix(aside: Aside, error: AdminiumError | None = None) -> AsideFix:
     push all render `_aside.html`)."""
     rule = aside.rule
     spec = rule.store.spec(rule.table)
-    moment = new_moment(rule.timed.at, spec, aside.row, aside.fallback, rule.timed)
+    moment = new_moment(rule.timed.at, spec, aside.row, aside.fallback, rule.timed, speech())
     named = error.details.get("column") if error is not None else None
     shown = editable_columns(spec)
     fields, first = fix_fields(rule.table, spec, shown, aside.message, named, rule.timed)
@@ -68,12 +71,15 @@ def refused_again(aside: Aside, to: str) -> str:
         return ""
     spec = store.spec(rule.table)
     other = waiting.rule
-    return (
-        f"Moved to {state_label(to, spec)}, it is due at once under rule {other.number}"
-        f" ({state_label(other.timed.from_, spec)} → {state_label(other.timed.to, spec)}"
-        f" at {full(waiting.reading.at, store.zone)}): the next minute's sweep moves it to"
-        f" {state_label(other.timed.to, spec)}, which was refused for this row, and sets it"
-        " aside again. Fix what refused it first."
+    return _(
+        "Moved to %(state)s, it is due at once under rule %(number)s (%(from)s → %(to)s at"
+        " %(time)s): the next minute's sweep moves it to %(to)s, which was refused for this"
+        " row, and sets it aside again. Fix what refused it first.",
+        state=state_label(to, spec),
+        number=other.number,
+        time=full(waiting.reading.at, store.zone),
+        to=state_label(other.timed.to, spec),
+        **{"from": state_label(other.timed.from_, spec)},
     )
 
 
