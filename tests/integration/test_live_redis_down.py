@@ -79,9 +79,12 @@ def heard(socket: Client, wanted: list[str], within: float) -> tuple[str, float]
 
 
 def test_an_open_board_is_told_redis_does_not_answer_and_redrawn_when_it_does(
-    site: Site, host: str, cookie: str, own_redis: RedisOnPort
+    site: Site, host: str, cookie: str, own_redis: RedisOnPort, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Pickup Tue 7 July 12:30 BST: cancelled at 21:00 BST = 20:00 UTC; swept at 20:01 UTC.
+    # The board's clock that evening: the cancelled column shows Tuesday's orders (a final
+    # column shows the venue's day), so the pushed card lands in it.
+    monkeypatch.setattr(site.clock, "now", at("2026-07-07 20:01"))
     key = add_order(site, at("2026-07-07 11:30"))
     board = open_board(host, cookie)
     cards = open_board(host, cookie, "/live?screen=connections")
