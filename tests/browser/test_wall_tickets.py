@@ -287,5 +287,6 @@ def test_a_german_wall_ticks_pages_and_sounds_in_german(
         sound.click()
         expect(sound).to_have_text("Ton an")
     finally:
+        clear_orders(screens_site)  # the site is shared: the next modules' walls hold their own
         with screens_site.app.app_context():
             users.set_locale(db.session, "manager@venue.test", None)
