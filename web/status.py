@@ -5,6 +5,7 @@ from __future__ import annotations
 import psycopg
 import redis
 from flask import Blueprint, current_app, redirect, render_template, url_for
+from flask_babel import gettext
 from werkzeug.wrappers import Response
 
 from services import redis_client
@@ -18,7 +19,7 @@ bp = Blueprint("status", __name__)
 
 def shown_url(url: str) -> str:
     """A configured URL as the page shows it: masked by the one masking function."""
-    return hide_password(url) if url else "(not set)"
+    return hide_password(url) if url else gettext("(not set)")
 
 
 def probe_database(url: str) -> str:
@@ -26,9 +27,9 @@ def probe_database(url: str) -> str:
     try:
         with psycopg.connect(url, connect_timeout=3) as conn:
             row = conn.execute("show server_version").fetchone()
-        return f"PostgreSQL {row[0]}" if row else "no answer"
+        return f"PostgreSQL {row[0]}" if row else gettext("no answer")
     except psycopg.Error as error:
-        return f"does not answer: {error.__class__.__name__}"
+        return gettext("does not answer: %(error)s", error=error.__class__.__name__)
 
 
 def probe_redis(url: str) -> str:
@@ -37,9 +38,9 @@ def probe_redis(url: str) -> str:
         with redis_client.connect(url, socket_connect_timeout=3, socket_timeout=3) as client:
             return f"Redis {client.info('server')['redis_version']}"
     except (redis.RedisError, ValueError) as error:
-        return (
-            f"Redis does not answer ({error.__class__.__name__}):"
-            " no sweep is enqueued until it does"
+        return gettext(
+            "Redis does not answer (%(error)s): no sweep is enqueued until it does",
+            error=error.__class__.__name__,
         )
 
 
@@ -56,7 +57,8 @@ def tables_state(user: User | None) -> list[tuple[str, str]]:
             found.append((connection.name, disagree.words()))
         never = [app.name for app in apps if app.agreement is None]
         if never:
-            found.append((connection.name, f"not compared with the tables yet: {', '.join(never)}"))
+            words = gettext("not compared with the tables yet: %(apps)s", apps=", ".join(never))
+            found.append((connection.name, words))
     return found
 
 
@@ -81,7 +83,7 @@ def show() -> str:
         details=True,
         tables=tables_state(signed_in_user()) if database_url else [],
         database=shown_url(database_url),
-        database_state=probe_database(database_url) if database_url else "not set",
+        database_state=probe_database(database_url) if database_url else gettext("not set"),
         redis=shown_url(redis_url),
-        redis_state=probe_redis(redis_url) if redis_url else "not set",
+        redis_state=probe_redis(redis_url) if redis_url else gettext("not set"),
     )

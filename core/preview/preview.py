@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.engine import Connection
 
+from core.basics.speech import ENGLISH, Speech
 from core.preview.changes import Changed, Side
 from core.preview.due import hold_changes, timed_changes
 from core.preview.reminders import reminder_changes
@@ -84,9 +85,10 @@ class Preview:
             words += f" ({self.horizon_words(zone)})"
         return words
 
-    def horizon_words(self, zone: ZoneInfo) -> str:
-        """How far ahead it read, on the venue's clock: `read to Mon 5 Apr 10:30, 8 days`."""
-        return horizon_words(self.now, self.horizon, zone)
+    def horizon_words(self, zone: ZoneInfo, say: Speech = ENGLISH) -> str:
+        """How far ahead it read, on the venue's clock: `read to Mon 5 Apr 10:30, 8 days`
+        (in `say`'s language on a screen)."""
+        return horizon_words(self.now, self.horizon, zone, say)
 
     def reach(self) -> datetime:
         """How far ahead it read: `now` plus the horizon."""

@@ -188,14 +188,22 @@ class Unreadable:
     @property
     def words(self) -> str:
         """ "3 rows in placed have no readable moment: orders.pickup_at holds …"."""
-        rows = "1 row" if self.count == 1 else f"{self.count} rows"
-        have = "has" if self.count == 1 else "have"
-        said = (
-            f"{rows} in {self.rule.timed.from_} {have} no readable moment:"
-            f" {self.rule.table}.{self.column} holds {self.error.holds}"
+        return self.words_in(ENGLISH)
+
+    def words_in(self, say: Speech = ENGLISH) -> str:
+        """The words in `say`'s language (the pending screen's): "3 Zeilen in placed …"."""
+        holds = say("a date-time with no offset") if self.error.naive else self.error.holds
+        column = f"{self.rule.table}.{self.column}"
+        said = say.plural(
+            "%(num)d row in %(state)s has no readable moment: %(column)s holds %(holds)s",
+            "%(num)d rows in %(state)s have no readable moment: %(column)s holds %(holds)s",
+            self.count,
+            state=self.rule.timed.from_,
+            column=column,
+            holds=holds,
         )
         if self.error.naive:
-            said += (
+            said += say(
                 " (a timestamp without time zone, which a timestamptz cannot read): type it"
                 ' "timestamp", "zone": "venue" in the manifest to read it on the venue\'s clock'
             )

@@ -34,15 +34,23 @@ def instant_words(instant: datetime, zone: ZoneInfo, say: Speech = ENGLISH) -> s
     return say.weekday_clock(instant, zone)
 
 
-def horizon_words(now: datetime, horizon: timedelta, zone: ZoneInfo) -> str:
-    """How far ahead a preview read, on the venue's clock: `read to Mon 5 Apr 10:30, 8 days`.
+def horizon_words(now: datetime, horizon: timedelta, zone: ZoneInfo, say: Speech = ENGLISH) -> str:
+    """How far ahead a preview read, on the venue's clock: `read to Mon 5 Apr 10:30, 8 days`
+    (`gelesen bis Mo., 5. Apr., 10:30, 8 Tage`).
     The reach is `now` plus the horizon's elapsed hours (as the preview reads), so across a
     change of clocks its wall time is an hour off `now`'s."""
     reach = (now + horizon).astimezone(zone)
     hours = int(horizon.total_seconds() // 3600)
     days, rest = divmod(hours, 24)
-    length = f"{days} day{'' if days == 1 else 's'}" if not rest else f"{hours} hours"
-    return f"read to {reach:%a} {reach.day} {reach:%b %H:%M}, {length}"
+    if say.english:
+        length = f"{days} day{'' if days == 1 else 's'}" if not rest else f"{hours} hours"
+        return f"read to {reach:%a} {reach.day} {reach:%b %H:%M}, {length}"
+    if rest:
+        length = say.plural("%(num)d hour", "%(num)d hours", hours)
+    else:
+        length = say.plural("%(num)d day", "%(num)d days", days)
+    when = f"{say.day(reach.date(), year=False)}, {say.clock(reach, zone)}"
+    return say("read to %(when)s, %(length)s", when=when, length=length)
 
 
 def span_words(delta: timedelta, say: Speech = ENGLISH) -> str:

@@ -26,6 +26,13 @@
     try { return JSON.parse(document.body.getAttribute("hx-headers") || "{}"); } catch { return {}; }
   }
 
+  // Words in the page's language: the catalogue's, as templates/screens/_bump.html drew them
+  // on the config (data-word-*), their %(name)s filled here.
+  function say(name, fallback, values) {
+    const said = (config && config.getAttribute(`data-word-${name}`)) || fallback;
+    return said.replace(/%\((\w+)\)s/g, (whole, key) => (key in (values || {}) ? String(values[key]) : whole));
+  }
+
   function keyOf(card) { return card.id.replace(/^row-[^-]+-/, ""); }
 
   // A card as this screen offers it: selectable (tabindex), and on the board a button that
@@ -38,7 +45,8 @@
     const button = card.querySelector(":scope > .bump");
     if (!move) { if (button) { button.remove(); } return; }
     if (config.dataset.view === "touch") {
-      card.setAttribute("aria-label", `#${keyOf(card)}: tap to move it to ${move.words}`);
+      card.setAttribute("aria-label", say("tap", "%(row)s: tap to move it to %(state)s",
+        { row: `#${keyOf(card)}`, state: move.words }));
       return;
     }
     if (button) { return; }
@@ -46,7 +54,8 @@
     made.type = "button";
     made.className = "bump";
     made.textContent = `→ ${move.words}`;
-    made.setAttribute("aria-label", `Move #${keyOf(card)} to ${move.words}`);
+    made.setAttribute("aria-label", say("move", "Move %(row)s to %(state)s",
+      { row: `#${keyOf(card)}`, state: move.words }));
     card.append(made);
   }
 
@@ -76,7 +85,7 @@
       const said = answer.headers.get("Adminium-Bumped");
       if (answer.ok && said) { remember(JSON.parse(said)); }
     } catch (error) {
-      showToast(`<div class="toast refused"><span class="toast-words">Not moved on: the server did not answer.</span></div>`);
+      showToast(`<div class="toast refused"><span class="toast-words">${say("unanswered", "Not moved on: the server did not answer.")}</span></div>`);
     } finally {
       delete card.dataset.bumping;
     }

@@ -23,8 +23,11 @@
   }
 
   function sayOffline() {
-    const words = `offline · last updated ${venueSeconds(heardAt)}`;
+    const time = venueSeconds(heardAt);
     document.querySelectorAll(".live-state").forEach((state) => {
+      // In the page's language: the catalogue's words the page drew (data-word-offline).
+      const words = (state.dataset.wordOffline || "offline · last updated %(time)s")
+        .replace("%(time)s", time);
       let said = state.querySelector(":scope > .offline-words");
       if (!said) {
         said = document.createElement("span");

@@ -390,17 +390,30 @@ document.addEventListener("htmx:load", () => {
 // data-soon / data-late seconds), on the server's clock, each second: so a card turns amber
 // and red at its own minute, not at the next refetch. The words are the server's
 // (web/screens/times.py `ticket_words`): "in 25 min", "due now", "late 12 min".
+// In another language the words are the catalogue's, as the page drew them in the board's
+// data-word-* attributes (templates/screens/_columns.html), and each unit CLDR's short one
+// (Intl, as Babel's format_timedelta writes it on the server): "in 25 Min.", "vor 3 Std.".
+function sayWord(name, fallback, values) {
+  const holder = document.querySelector(`[data-word-${name}]`);
+  const said = holder ? holder.getAttribute(`data-word-${name}`) : fallback;
+  return said.replace(/%\((\w+)\)[sd]/g, (whole, key) => (key in (values || {}) ? String(values[key]) : whole));
+}
+function unitWords(amount, unit) {
+  const lang = document.documentElement.lang || "en";
+  if (lang.startsWith("en")) { return `${amount} ${{ day: "d", hour: "h", minute: "min" }[unit]}`; }
+  return new Intl.NumberFormat(lang, { style: "unit", unit, unitDisplay: "short" }).format(amount);
+}
 function spanWords(seconds) {
   let minutes = Math.floor(seconds / 60);
   const days = Math.floor(minutes / 1440); minutes -= days * 1440;
   const hours = Math.floor(minutes / 60); minutes -= hours * 60;
-  return [[days, "d"], [hours, "h"], [minutes, "min"]].filter(([n]) => n)
-    .slice(0, 2).map(([n, unit]) => `${n} ${unit}`).join(" ");
+  return [[days, "day"], [hours, "hour"], [minutes, "minute"]].filter(([n]) => n)
+    .slice(0, 2).map(([n, unit]) => unitWords(n, unit)).join(" ");
 }
 function ticketWords(left) {
   const span = spanWords(Math.abs(left));
-  if (!span) { return "due now"; }
-  return left > 0 ? `in ${span}` : `late ${span}`;
+  if (!span) { return sayWord("due-now", "due now"); }
+  return left > 0 ? sayWord("in", "in %(span)s", { span }) : sayWord("late", "late %(span)s", { span });
 }
 const KINDS = ["on-time", "soon", "late"];
 const ticketKinds = new Map(); // card id -> the kind it was last seen with
@@ -482,7 +495,8 @@ function showSound() {
   document.querySelectorAll("button.sound").forEach((button) => {
     const on = soundOn();
     button.setAttribute("aria-pressed", on ? "true" : "false");
-    button.textContent = on ? "Sound off" : "Sound on";
+    button.textContent = on
+      ? (button.dataset.wordOff || "Sound off") : (button.dataset.wordOn || "Sound on");
   });
 }
 document.addEventListener("click", (event) => {
@@ -527,7 +541,8 @@ function pageColumn(column) {
   pages.forEach((cardsOf, index) => {
     if (index !== page) { cardsOf.forEach((card) => card.classList.add("off-page")); }
   });
-  more.textContent = `+${items.length - pages[page].length} more · page ${page + 1} of ${pages.length}`;
+  more.textContent = sayWord("paged", "+%(count)s more · page %(page)s of %(pages)s",
+    { count: items.length - pages[page].length, page: page + 1, pages: pages.length });
 }
 function pageWall() {
   if (!document.body.classList.contains("wall")) { return; }

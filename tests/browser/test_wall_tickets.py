@@ -247,3 +247,46 @@ def test_sixty_open_tickets_page_with_more_and_type_stays_large(
     assert placed.locator(".card:not(.off-page)").first.get_attribute("id") != first_shown
     # Column widths stay as the board sets them, whatever the cards do.
     assert page.locator(".column").evaluate_all("cs => cs.map(c => c.offsetWidth)") == widths
+
+
+def test_a_german_wall_ticks_pages_and_sounds_in_german(
+    page: Page,
+    base: str,
+    screens_site: Site,
+    running_clock: Callable[[datetime], None],
+) -> None:
+    # The manager reads German. 40 placed orders (more than a 1080p column holds): #late's
+    # pickup 25 min ago, #due's 1 min 2 s ahead (the page's own tick says "in 1 Min." and,
+    # within the minute, "jetzt fällig"), the rest 1 to 2 h ahead.
+    from services import users
+
+    with screens_site.app.app_context():
+        users.set_locale(db.session, "manager@venue.test", "de")
+    try:
+        clear_orders(screens_site)
+        now = at("2026-07-10 16:00")
+        running_clock(now)
+        record_sweep(screens_site, minutes_ago=0)
+        late = add_order(screens_site, now - timedelta(minutes=25), items="2 × gyoza")
+        due = add_order(screens_site, now + timedelta(minutes=1, seconds=2), items="1 × ramen")
+        for n in range(38):
+            add_order(screens_site, now + timedelta(minutes=60 + n), items="1 × udon")
+        page.set_viewport_size({"width": 1920, "height": 1080})
+        sign_in(page, base, "manager@venue.test", WALL)
+        wait_live(page)
+        assert page.locator("html").get_attribute("lang") == "de"
+        expect(page.locator(f"#row-orders-{late} .timer")).to_have_text("25 Min. zu spät")
+        timer = page.locator(f"#row-orders-{due} .timer")
+        expect(timer).to_have_text("jetzt fällig", timeout=15_000)
+        more = page.locator(".column[data-state=placed] .more")
+        expect(more).to_have_text(re.compile(r"^\+\d+ weitere · Seite \d+ von \d+$"))
+        sound = page.locator("button.sound")
+        expect(sound).to_have_text("Ton an")
+        sound.click()
+        expect(sound).to_have_text("Ton aus")
+        sound.click()
+        expect(sound).to_have_text("Ton an")
+    finally:
+        clear_orders(screens_site)  # the site is shared: the next modules' walls hold their own
+        with screens_site.app.app_context():
+            users.set_locale(db.session, "manager@venue.test", None)

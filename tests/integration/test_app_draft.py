@@ -203,6 +203,15 @@ def test_the_connection_page_drafts_from_the_database(
         )
         page = pos.client.get("/connections/pos/draft")
         assert page.status_code == 200, page.text
+        # The page in German to a German browser (h32b's words, wrapped after h34).
+        german = pos.client.get("/connections/pos/draft", headers={"Accept-Language": "de"})
+        assert "<h1>Entwurf aus der Datenbank · pos</h1>" in german.text
+        assert "Ein Manifest, entworfen aus den Tabellen des Schemas <code>public</code>" in (
+            german.text
+        )
+        assert "dann <code>adminium app add pos FILE</code>." in german.text
+        assert "<h2>Noch zu schreiben</h2>" in german.text
+        assert '<button type="submit">Entwerfen</button>' in german.text
         found = re.search(r'<textarea class="draft-json"[^>]*>(.*?)</textarea>', page.text, re.S)
         assert found is not None
         drafted = json.loads(html.unescape(found[1]))

@@ -314,3 +314,11 @@ def test_the_pending_screen_counts_rows_whose_moment_cannot_be_read(
         ' "timestamp", "zone": "venue" in the manifest to read it on the venue\'s clock.'
     ) in page.text.replace("&#34;", '"').replace("&#39;", "'")
     assert "Every row in a timed move's state has a moment" not in page.text
+    # The same to a German browser (the user and the connection have no language of their own).
+    german = client.get("/connections/till/pending", headers={"Accept-Language": "de"}).text
+    assert (
+        "3 Zeilen in placed haben keinen lesbaren Zeitpunkt: orders.pickup_at enthält eine"
+        " Datums- und Uhrzeitangabe ohne Zeitzonenversatz (ein timestamp without time zone, den"
+        ' ein timestamptz nicht lesen kann): geben Sie im Manifest "timestamp", "zone": "venue"'
+        " an, um ihn auf der Uhr des Betriebs zu lesen."
+    ) in german.replace("&#34;", '"').replace("&#39;", "'")

@@ -227,3 +227,85 @@ def test_the_redis_banner_is_said_in_each_screens_language(screens_site: Site) -
     assert "<strong>Redis antwortet nicht:</strong>" in live_hub.banner(down=True, locale="de")
     assert "<strong>O Redis não responde:</strong>" in live_hub.banner(down=True, locale="pt_PT")
     assert "<strong>Redis does not answer:</strong>" in live_hub.banner(down=True)
+
+
+def test_a_german_board_says_its_timers_windows_and_rests_in_german(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # h35a's words (tests/integration/test_board_today.py in English), in German: Fri 10 July
+    # 2026 18:00 UTC = 19:00 BST; the venue's day runs Thu 23:00 UTC to Fri 23:00 UTC.
+    set_locales(screens_site, "de", None)
+    monkeypatch.setattr(screens_site.clock, "now", at("2026-07-10 18:00"))
+    late = add_order(screens_site, at("2026-07-10 17:40"))  # 20 min past its time: late
+    soon = add_order(screens_site, at("2026-07-10 18:20"))  # in 20 min
+    add_order(screens_site, at("2026-07-10 17:00"), status="cancelled")  # today
+    add_order(screens_site, at("2026-07-09 22:30"), status="cancelled")  # Thu 23:30 BST
+    add_order(screens_site, at("2026-07-08 12:00"), status="cancelled")  # Wed
+    page = signed_in("manager").get(BOARD).text
+    assert lang(page) == "de"
+    assert '<span class="window">heute</span>' in page
+    rest = re.search(r'<p class="rest" id="rest-orders-cancelled">(.*?)</p>', page, re.S)
+    assert rest is not None
+    assert rest[1].startswith("2 an anderen Tagen · <a href=")
+    assert rest[1].endswith(">durchsuchen</a>")
+    card = re.search(
+        rf'id="row-orders-{late}".*?<span class="timer" role="timer">([^<]*)<', page, re.S
+    )
+    assert card is not None and card[1] == "20 Min. zu spät"
+    card = re.search(
+        rf'id="row-orders-{soon}".*?<span class="timer" role="timer">([^<]*)<', page, re.S
+    )
+    assert card is not None and card[1] == "in 20 Min."
+    # The words the script ticks and pages with, as the catalogue says them.
+    assert 'data-word-late="%(span)s zu spät"' in page
+    assert 'data-word-due-now="jetzt fällig"' in page
+    assert 'data-word-paged="+%(count)s weitere · Seite %(page)s von %(pages)s"' in page
+    assert 'data-word-offline="offline · zuletzt aktualisiert %(time)s"' in page
+    assert "on other days" not in page and "search them" not in page
+    wall = signed_in("manager").get("/apps/venue/venue/orders/wall").text
+    assert 'data-word-on="Ton an" data-word-off="Ton aus"' in wall
+    assert ">Ton an</button>" in wall
+
+
+def test_a_refused_bump_reads_german_to_a_german_connection(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    set_locales(screens_site, None, "de")
+    gone = add_order(screens_site, at("2026-07-10 11:50"), status="cancelled")
+    client = signed_in("staff")
+    page = client.get(BOARD).text
+    assert 'data-word-unanswered="Nicht weitergegeben: Der Server hat nicht geantwortet."' in page
+    answer = client.post(
+        f"{BOARD}/{gone}/bump",
+        data={"seen": "cancelled"},
+        headers={"HX-Request": "true", "X-CSRFToken": csrf_of(page)},
+    )
+    assert answer.status_code == 409
+    assert (
+        f"Nicht weitergegeben: Orders #{gone}: Aus Cancelled dürfen Sie nicht weiterschalten."
+    ) in answer.text
+
+
+def test_a_previews_horizon_in_german_on_the_venues_clock() -> None:
+    # 192 hours past Fri 23 Oct 2026 20:30 UTC, over the clocks going back on Sun 25 Oct in
+    # London: Sat 31 Oct 20:30 GMT (tests/integration/test_preview_screens.py in English);
+    # 30 hours: Sun 25 Oct 02:30 UTC, 02:30 GMT (an hour after the clocks went back).
+    from datetime import timedelta
+    from zoneinfo import ZoneInfo
+
+    from babel.support import Translations
+
+    from core.basics.speech import Speech
+    from core.time.words import horizon_words
+    from web.language import compile_catalogues
+
+    german = Speech("de", Translations.load(str(compile_catalogues()), ["de"]))
+    london = ZoneInfo("Europe/London")
+    now = at("2026-10-23 20:30")
+    assert horizon_words(now, timedelta(hours=192), london) == ("read to Sat 31 Oct 20:30, 8 days")
+    assert horizon_words(now, timedelta(hours=192), london, german) == (
+        "gelesen bis Sa., 31. Okt., 20:30, 8 Tage"
+    )
+    assert horizon_words(now, timedelta(hours=30), london, german) == (
+        "gelesen bis So., 25. Okt., 02:30, 30 Stunden"
+    )

@@ -8,6 +8,8 @@ from collections.abc import Callable
 import pytest
 from flask.testing import FlaskClient
 
+from tests.integration.api_fixtures import Site
+
 pytestmark = pytest.mark.integration
 
 
@@ -16,3 +18,18 @@ def test_status_names_both_servers(signed_in: Callable[[str], FlaskClient]) -> N
     assert "Adminium is up" in page
     assert "PostgreSQL 1" in page
     assert "Redis " in page and "does not answer" not in page
+
+
+def test_status_says_a_silent_redis_in_the_readers_language(
+    screens_site: Site, signed_in: Callable[[str], FlaskClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing listens on port 1: Redis refuses the connection, in German to a German browser.
+    monkeypatch.setitem(screens_site.app.config, "REDIS_URL", "redis://127.0.0.1:1/0")
+    client = signed_in("staff")
+    german = client.get("/status", headers={"Accept-Language": "de"}).get_data(as_text=True)
+    assert (
+        "— Redis antwortet nicht (ConnectionError): Bis es antwortet, wird kein Durchlauf"
+        " eingereiht</dd>"
+    ) in german
+    english = client.get("/status").get_data(as_text=True)
+    assert "Redis does not answer (ConnectionError): no sweep is enqueued until it does" in english

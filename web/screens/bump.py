@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from flask import g, render_template, request, url_for
+from flask_babel import gettext
 
 from core.basics.errors import AdminiumError, StateMoveNotListed
 from core.manifest.model import MoveSpec, Table
@@ -88,7 +89,11 @@ def bump_row(connection: str, name: str, table: str, key: str) -> tuple[str, int
     named = writing.row_words(spec, table, key)
     move = forward_move(spec, seen, roles)
     if move is None:
-        words = f"Not bumped: {named}: no move on from {state_label(seen, spec)} is yours to make."
+        words = gettext(
+            "Not bumped: %(row)s: no move on from %(state)s is yours to make.",
+            row=named,
+            state=state_label(seen, spec),
+        )
         answer = writing.Answer(words, "refused", code=StateMoveNotListed.code)
         return writing.toast(answer), 409, {}
     actor = person(require_user(), roles)
@@ -99,7 +104,7 @@ def bump_row(connection: str, name: str, table: str, key: str) -> tuple[str, int
             row = store.read_row(conn, table, parsed)
         refusal = error_refusal(error, app, table, move.to, row)
         return (
-            writing.toast(writing.refused_answer("Not bumped", named, refusal)),
+            writing.toast(writing.refused_answer(gettext("Not bumped"), named, refusal)),
             status_of(error),
             {},
         )

@@ -89,7 +89,10 @@ class Board:
     """Per final state, how many of its rows the column does not show, and whether that
     count stopped at its bound (COUNT_BOUND)."""
     window: str = "today"
-    """What a final column shows, in words ("today", "the last 12 h", "the newest 20")."""
+    """What a final column shows, in words ("today", "the last 12 h", "the newest 20"), in
+    the reader's language."""
+    today: bool = True
+    """Whether a final column shows the venue's day (its rest is "on other days")."""
 
     def count(self, state: str) -> int:
         """How many cards a column holds."""
@@ -101,8 +104,13 @@ class Board:
         rest, bounded = self.rest.get(state, (0, False))
         if not rest and not bounded:
             return ""
-        where = "on other days" if self.window == "today" else "more"
-        return f"{rest:,}{'+' if bounded else ''} {where}"
+        say = speech()
+        count = f"{say.number(rest) if not say.english else f'{rest:,}'}{'+' if bounded else ''}"
+        if self.today:
+            return say.plural(
+                "%(count)s on other day", "%(count)s on other days", rest, count=count
+            )
+        return say("%(count)s more", count=count)
 
     @property
     def others(self) -> tuple[str, ...]:
@@ -216,6 +224,13 @@ class Scope:
     order: tuple[sa.ColumnElement[Any], ...]
     limit: int
     words: str
+    today: bool = False
+
+
+def newest(limit: int) -> str:
+    """A final column's window when it shows the newest rows: "the newest 20"."""
+    say = speech()
+    return say("the newest %(count)s", count=limit)
 
 
 def venue_day(now: datetime, zone: ZoneInfo) -> tuple[datetime, datetime]:
@@ -236,18 +251,20 @@ def final_scope(store: Store, table: str, now: datetime, q: str = "", state: str
     key = t.c[spec.key]
     where: list[sa.ColumnElement[bool]] = [search_clause(t, spec, q)] if q else []
     if shown.time is None:
-        return Scope(tuple(where), (key.desc(),), FINAL_UNTIMED, f"the newest {FINAL_UNTIMED}")
+        return Scope(tuple(where), (key.desc(),), FINAL_UNTIMED, newest(FINAL_UNTIMED))
     column = t.c[shown.time.ref]
     order = (column.desc().nulls_last(), key.desc())
     if q or state:
-        return Scope(tuple(where), order, FINAL_LIMIT, f"the newest {FINAL_LIMIT}")
+        return Scope(tuple(where), order, FINAL_LIMIT, newest(FINAL_LIMIT))
     if shown.final_hours is not None:
         span = timedelta(hours=shown.final_hours)
         start, end = now - span, now + span
-        words = f"the {shown.final_hours} h either side of now"
+        say = speech()
+        words = say("the %(span)s either side of now", span=say.unit(shown.final_hours, "hour"))
     else:
         start, end = venue_day(now, store.zone)
-        words = "today"
+        say = speech()
+        words = say("today")
     low: Any = start
     high: Any = end
     if shown.time.type == "timestamp":
@@ -256,7 +273,7 @@ def final_scope(store: Store, table: str, now: datetime, q: str = "", state: str
         low = start.astimezone(store.zone).date()
         high = low + timedelta(days=1) if shown.final_hours is None else end.date()
     where += [column >= low, column < high]
-    return Scope(tuple(where), order, FINAL_LIMIT, words)
+    return Scope(tuple(where), order, FINAL_LIMIT, words, shown.final_hours is None)
 
 
 def held_states(conn: sa.Connection, t: sa.Table, column: sa.Column[Any]) -> list[Any]:
@@ -293,7 +310,14 @@ def read_board(
     states = states_of(spec)
     scope = final_scope(store, table, now, q, state)
     board = Board(
-        table, states, {s: [] for s in states}, known_states(spec), finals, {}, scope.words
+        table,
+        states,
+        {s: [] for s in states},
+        known_states(spec),
+        finals,
+        {},
+        scope.words,
+        scope.today,
     )
     shown = card_spec(spec)
     key = t.c[spec.key]

@@ -140,11 +140,12 @@ class Ticket:
 def ticket_words(at: datetime, now: datetime) -> str:
     """A ticket's timer, to the minute (rounded down): `in 25 min`, `due now` within the
     minute either side, `late 12 min` (static/js/screens.js says the same as it ticks)."""
+    say = speech()
     if at > now:
-        span = span_words(at - now)
-        return f"in {span}" if span else "due now"
-    span = span_words(now - at)
-    return f"late {span}" if span else "due now"
+        span = span_words(at - now, say)
+        return say("in %(span)s", span=span) if span else say("due now")
+    span = span_words(now - at, say)
+    return say("late %(span)s", span=span) if span else say("due now")
 
 
 def ticket_kind(at: datetime, now: datetime, soon: timedelta, late: timedelta) -> str:
