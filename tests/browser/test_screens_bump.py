@@ -141,7 +141,9 @@ def test_keys_pick_bump_undo_and_recall_a_ticket(
 def test_the_plain_wall_is_display_only_and_the_touch_wall_bumps_on_a_tap(
     page: Page, base: str, screens_site: Site
 ) -> None:
-    key = add_order(screens_site, at("2026-07-10 12:30"))
+    # The oldest pickup of the placed column (oldest first), so that its card is on the
+    # wall's first page whatever the module's other tests left there: a full column pages.
+    key = add_order(screens_site, at("2026-07-10 05:00"))
     sign_in(page, base, "staff@venue.test", f"{BOARD}/wall")
     wait_live(page)
     card = page.locator(f"#row-orders-{key}")
