@@ -71,8 +71,8 @@ def _connection_on_screen() -> Connection | None:
     name = found_args.get("connection")
     if name is None and request.path.startswith("/connections/"):
         name = found_args.get("name")
-    if not isinstance(name, str):
-        return None
+    if not isinstance(name, str) or "\x00" in name:
+        return None  # no connection holds a NUL (PostgreSQL's text cannot): none to ask
     found: Connection | None = db.session.query(Connection).filter_by(name=name).one_or_none()
     return found
 
