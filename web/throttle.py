@@ -107,7 +107,13 @@ def _too_many(error: RateLimitExceeded) -> tuple[str | Response, int, dict[str, 
     the public API's JSON refusal."""
     limiter: Limiter = current_app.extensions[_EXTENSION]
     found = limiter.current_limit
-    wait = max(1, math.ceil(found.reset_at - time.time())) if found else 60
+    # The window's own reset instant (`RequestLimit.reset_at` adds a second and truncates:
+    # 61 s past a minute's window), and never past the limit's period.
+    if found:
+        period = found.limit.get_expiry()
+        wait = min(period, max(1, math.ceil(found.window.reset_time - time.time())))
+    else:
+        wait = 60
     if request.blueprint == "public":
         log.warning("public API throttled for %s (%s)", _address(), error.description)
         return jsonify(guest_error(TOO_MANY)), 429, {"Retry-After": str(wait)}
