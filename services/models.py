@@ -8,6 +8,7 @@ without its app tables meeting ours. Alembic (`migrations/`) creates them.
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +30,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
 from core.sweep.minute_work import has_minute_work
+from services.recent import LeastRecent
 from services.urls import hide_password, sqlalchemy_url
 
 SCHEMA = "adminium_control"
@@ -119,6 +121,10 @@ class Webhook(db.Model):  # type: ignore[name-defined,misc]
         return f"<Webhook {self.id} {self.name!r} on connection {self.connection_id}>"
 
 
+PARSED: LeastRecent[int, tuple[dict[str, Any], AppManifest]] = LeastRecent(5_000)
+"""Each app's parsed manifest by its id, with the manifest it was parsed from (a copy)."""
+
+
 class App(db.Model):  # type: ignore[name-defined,misc]
     """A manifest that passed the check, saved on a connection."""
 
@@ -141,8 +147,16 @@ class App(db.Model):  # type: ignore[name-defined,misc]
 
     @property
     def model(self) -> AppManifest:
-        """The manifest as the typed model core/ reads."""
-        return load_app(self.manifest)
+        """The manifest as the typed model core/ reads: parsed once per manifest an app
+        holds (a screen's layout asks each app's model a few times per request; parsing is
+        most of a page's cost), the one kept served while the manifest equals its source."""
+        kept = PARSED.get(self.id) if self.id is not None else None
+        if kept is not None and kept[0] == self.manifest:
+            return kept[1]
+        model = load_app(self.manifest)
+        if self.id is not None:
+            PARSED.put(self.id, (copy.deepcopy(self.manifest), model))
+        return model
 
     @property
     def has_minute_work(self) -> bool:
