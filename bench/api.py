@@ -228,6 +228,9 @@ def main() -> None:
     if options.baseline:
         codes["baseline"] = options.baseline.resolve()
     rates: dict[tuple[str, str], list[float]] = {}
+    failures: dict[str, int] = {}
+    """Answers that were not 2xx, by code: a code whose answers failed has no figures (the
+    rate of refusals is not the rate of reads)."""
     with site(server_url(), options.clients) as made, redis_server() as redis_url:
         for number in range(1, options.rounds + 1):
             for label, code in codes.items():
@@ -237,6 +240,7 @@ def main() -> None:
                     for case in CASES:
                         found = hammer(port, case, made, options.clients, options.seconds)
                         rates.setdefault((label, case), []).append(float(found["per_s"]))  # type: ignore[arg-type]
+                        failures[label] = failures.get(label, 0) + int(found["not_2xx"])  # type: ignore[call-overload]
                         emit(
                             bench="api",
                             code=label,
@@ -252,8 +256,10 @@ def main() -> None:
             rate = statistics.median(rates[(label, case)])
             summary[f"{case}_per_s"] = round(rate, 1)
             if case in GOALS:
-                summary[f"{case}_to_status"] = round(status / rate, 2) if rate else None
+                measured = rate and not failures.get(label)
+                summary[f"{case}_to_status"] = round(status / rate, 2) if measured else None
                 summary[f"goal_{case}_to_status"] = GOALS[case]
+        summary["not_2xx"] = failures.get(label, 0)
         summary["load_1m"] = round(os.getloadavg()[0], 2)
         emit(**summary)
 

@@ -189,14 +189,22 @@ def refuse_shared_tables(connection: Connection, new: AppManifest) -> None:
 
 
 def app_store(app: App) -> Store:
-    """The pipeline's view of an app: its tables on the connection's database, its zone."""
+    """The pipeline's view of an app: its tables on the connection's database, its zone.
+    Built once per parsed manifest, engine, zone and connection name, and kept
+    (`STORES`): a screen asks each app's store a few times a request."""
     connection = app.connection
-    return Store(
-        connection_engine(connection),
-        app.model,
-        ZoneInfo(connection.zone_name),
-        connection=connection.name,
-    )
+    model, engine, zone = app.model, connection_engine(connection), connection.zone_name
+    made = STORES.get(app.id) if app.id is not None else None
+    if (
+        made is not None
+        and (made[0] is model and made[1] is engine and made[2] == zone)
+        and made[3].connection == connection.name
+    ):
+        return made[3]
+    store = Store(engine, model, ZoneInfo(zone), connection=connection.name)
+    if app.id is not None:
+        STORES.put(app.id, (model, engine, zone, store))
+    return store
 
 
 def swept_stores(connection: Connection) -> list[Store]:
@@ -208,6 +216,10 @@ WARM_APPS = int(os.environ.get("ADMINIUM_WARM_APPS", "5000"))
 """How many apps' parsed manifests and stores a process keeps for its sweeps
 (ADMINIUM_WARM_APPS): a worker sweeping thousands of connections a minute parses a manifest
 and builds its tables once, not once a minute (docs/operations.md, "Running at scale")."""
+
+STORES: LeastRecent[int, tuple[AppManifest, Any, str, Store]] = LeastRecent(WARM_APPS)
+"""Each app's store by its id, with the parsed manifest (the one object
+`services.models.PARSED` serves), engine and zone it was built for."""
 
 
 @dataclass(frozen=True)
