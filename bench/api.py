@@ -38,7 +38,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -64,38 +64,29 @@ class Site:
     control: str
     token: str
     orders: list[int]
-    created: list[str] = field(default_factory=list)
 
 
 @contextmanager
-def site(server: str, clients: int) -> Iterator[Site]:
-    """A fresh control plane with the demo installed on a fresh database; dropped after."""
+def demo_databases(server: str, prefix: str) -> Iterator[tuple[str, str, str]]:
+    """A fresh control plane with the demo installed on a fresh database (named `prefix`,
+    a tag, `_c` and `_demo`): the control plane's URL, the demo database's and the demo
+    manager's token; both dropped after."""
     from adminium.demo import DEMO_EMAIL, install_demo
-    from services.storage import ENGINES, open_session
+    from services.storage import ENGINES, open_session, upgrade_control_plane
     from services.users import renew_token
 
     tag = uuid.uuid4().hex[:8]
-    names = [f"adm_api_{tag}_c", f"adm_api_{tag}_demo"]
+    names = [f"{prefix}_{tag}_c", f"{prefix}_{tag}_demo"]
     with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(names[0])))
     control = with_database(server, names[0])
     try:
-        from services.storage import upgrade_control_plane
-
         upgrade_control_plane(control)
         install_demo(control, now=datetime.now(UTC), database=names[1])
         with open_session(control) as session:
             token = renew_token(session, DEMO_EMAIL)
-        with psycopg.connect(with_database(server, names[1]), autocommit=True) as conn:
-            # Open orders for a pickup next year (no timed move reaches them), one a client.
-            rows = conn.execute(
-                "INSERT INTO takeaway.orders (customer_id, email, pickup_at, items, total, status)"
-                " SELECT customer_id, email, now() + interval '300 days', items, 0, 'placed'"
-                " FROM takeaway.orders, generate_series(1, %s) LIMIT %s RETURNING id",
-                (clients, clients),
-            ).fetchall()
         ENGINES.clear()
-        yield Site(control, token, [r[0] for r in rows], names)
+        yield control, with_database(server, names[1]), token
     finally:
         ENGINES.clear()
         with psycopg.connect(server, autocommit=True) as conn:
@@ -103,6 +94,21 @@ def site(server: str, clients: int) -> Iterator[Site]:
                 conn.execute(
                     sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
                 )
+
+
+@contextmanager
+def site(server: str, clients: int) -> Iterator[Site]:
+    """The demo's databases (`demo_databases`) with one open order per client."""
+    with demo_databases(server, "adm_api") as (control, venue, token):
+        with psycopg.connect(venue, autocommit=True) as conn:
+            # Open orders for a pickup next year (no timed move reaches them), one a client.
+            rows = conn.execute(
+                "INSERT INTO takeaway.orders (customer_id, email, pickup_at, items, total, status)"
+                " SELECT customer_id, email, now() + interval '300 days', items, 0, 'placed'"
+                " FROM takeaway.orders, generate_series(1, %s) LIMIT %s RETURNING id",
+                (clients, clients),
+            ).fetchall()
+        yield Site(control, token, [r[0] for r in rows])
 
 
 @contextmanager
