@@ -12,6 +12,7 @@
   let moves = {};
   let selectAfter = null; // { gone: the bumped card's id, next: the card to select then }
   let selected = ""; // the id of the ticket picked last (a refetch may take its focus away)
+  let keepFocus = false; // whether the picked ticket had the focus when it was last drawn
 
   function storeKey() { return `adminium:bumped:${window.location.pathname}`; }
   function bumped() {
@@ -98,7 +99,7 @@
     if (gone && gone.parentElement && gone.parentElement.id === selectAfter.column) { return; }
     const next = selectAfter.next ? document.getElementById(selectAfter.next) : null;
     selectAfter = null;
-    if (next) { next.focus(); }
+    if (next) { next.focus(); } else { keepFocus = false; } // its column is empty now
   }
 
   function cards() { return Array.from(document.querySelectorAll(".board .column .card[id]")); }
@@ -180,7 +181,28 @@
   document.addEventListener("focusin", (event) => {
     const card = event.target instanceof Element ? event.target.closest(".board .card[id]") : null;
     if (card) { selected = card.id; }
+    keepFocus = Boolean(card);
   });
+
+  // A ticket that loses the focus while it stays on the page was left by the person; one
+  // taken away by a refetch of the columns (the socket's catch-up, the minute's) keeps it.
+  document.addEventListener("focusout", (event) => {
+    const card = event.target instanceof Element ? event.target.closest(".board .card[id]") : null;
+    if (!card) { return; }
+    queueMicrotask(() => {
+      const now = document.activeElement;
+      const onCard = now instanceof Element && now.closest(".board .card[id]");
+      if (card.isConnected && !onCard) { keepFocus = false; }
+    });
+  });
+
+  function refocus() {
+    if (!keepFocus || !selected) { return; }
+    const active = document.activeElement;
+    if (active && active !== document.body) { return; }
+    const card = document.getElementById(selected);
+    if (card) { card.focus({ preventScroll: true }); }
+  }
 
   document.addEventListener("click", (event) => {
     if (!config || !(event.target instanceof Element)) { return; }
@@ -210,6 +232,7 @@
         node.querySelectorAll(".card[id]").forEach(decorate);
       }));
       keepSelection();
+      refocus(); // the picked ticket drawn again by a refetch: Enter still moves it on
     }).observe(document.body, { childList: true, subtree: true });
   }
   if (document.readyState === "loading") {

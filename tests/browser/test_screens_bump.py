@@ -170,3 +170,37 @@ def test_the_plain_wall_is_display_only_and_the_touch_wall_bumps_on_a_tap(
     # The pushed card, drawn for this wall, is no link either.
     expect(moved.locator("a")).to_have_count(0)
     expect(page.locator("#toasts .toast").last).to_contain_text("Undo to Placed")
+
+
+def test_a_refetch_of_the_columns_keeps_the_picked_ticket_focused(
+    page: Page, base: str, screens_site: Site
+) -> None:
+    key = add_order(screens_site, at("2026-07-10 12:30"))
+    sign_in(page, base, "staff@venue.test", BOARD)
+    wait_live(page)
+    card = page.locator(f"#row-orders-{key}")
+    card.focus()
+    expect(card).to_be_focused()
+    # The minute's refetch draws the columns again (as the socket's catch-up does): the
+    # focused card is replaced by a new one with its id.
+    # What has the focus as the new columns land, in the same task (a key pressed then
+    # goes where the focus is; htmx's own restoring of it comes a settle later).
+    page.evaluate(
+        """() => {
+            document.querySelector('.board .columns').dataset.old = '1';
+            window.focusedAsDrawn = [];
+            new MutationObserver(() => {
+                if (document.querySelector('.board .columns[data-old]')) { return; }
+                window.focusedAsDrawn.push(document.activeElement.id || 'nothing');
+            }).observe(document.body, { childList: true, subtree: true });
+        }"""
+    )
+    page.locator(".board").dispatch_event("adminium:minute")
+    page.wait_for_function("() => window.focusedAsDrawn.length > 0")
+    assert page.evaluate("window.focusedAsDrawn[0]") == f"row-orders-{key}"
+    expect(card).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator(f"#column-orders-confirmed #row-orders-{key}")).to_be_visible(
+        timeout=LIVE_MS
+    )
+    assert status(screens_site, key) == "confirmed"
