@@ -194,16 +194,16 @@ def app_store(app: App) -> Store:
     (`STORES`): a screen asks each app's store a few times a request."""
     connection = app.connection
     model, engine, zone = app.model, connection_engine(connection), connection.zone_name
-    made = STORES.get(app.id) if app.id is not None else None
+    kept = STORES.get(app.id) if app.id is not None else None
     if (
-        made is not None
-        and (made[0] is model and made[1] is engine and made[2] == zone)
-        and made[3].connection == connection.name
+        kept is not None
+        and (kept.app is model and kept.engine is engine and kept.zone.key == zone)
+        and kept.connection == connection.name
     ):
-        return made[3]
+        return kept
     store = Store(engine, model, ZoneInfo(zone), connection=connection.name)
     if app.id is not None:
-        STORES.put(app.id, (model, engine, zone, store))
+        STORES.put(app.id, store)
     return store
 
 
@@ -217,9 +217,9 @@ WARM_APPS = int(os.environ.get("ADMINIUM_WARM_APPS", "5000"))
 (ADMINIUM_WARM_APPS): a worker sweeping thousands of connections a minute parses a manifest
 and builds its tables once, not once a minute (docs/operations.md, "Running at scale")."""
 
-STORES: LeastRecent[int, tuple[AppManifest, Any, str, Store]] = LeastRecent(WARM_APPS)
-"""Each app's store by its id, with the parsed manifest (the one object
-`services.models.PARSED` serves), engine and zone it was built for."""
+STORES: LeastRecent[int, Store] = LeastRecent(WARM_APPS)
+"""Each app's store by its id; it serves while its parsed manifest (the one object
+`services.models.PARSED` serves), engine, zone and connection name are the app's."""
 
 
 @dataclass(frozen=True)
