@@ -50,9 +50,10 @@ def _free_port() -> int:
 
 @contextmanager
 def start_pgbouncer(
-    server_url: str, mode: str = "transaction", pool_size: int = 4
+    server_url: str, mode: str = "transaction", pool_size: int = 4, listen_on: int | None = None
 ) -> Iterator[Bouncer]:
-    """PgBouncer in `mode` with `pool_size` server sessions per database, stopped after."""
+    """PgBouncer in `mode` with `pool_size` server sessions per database, stopped after (its
+    clients' sockets closed); on `listen_on` (a port an earlier one had), else a free one."""
     info = conninfo_to_dict(server_url)
     user = str(info.get("user") or pwd.getpwuid(os.getuid()).pw_name)
     password = str(info.get("password") or "")
@@ -61,7 +62,7 @@ def start_pgbouncer(
     folder.chmod(0o755)
     users = folder / "users.txt"
     users.write_text(f'"{user}" "{password}"\n')
-    listen = _free_port()
+    listen = listen_on or _free_port()
     # Root: run as the user whose socket folder it is (the embedded server's), or postgres.
     owner = pwd.getpwuid(os.stat(host).st_uid).pw_name if host.startswith("/") else "postgres"
     switch = f"user = {owner}\n" if os.geteuid() == 0 else ""
