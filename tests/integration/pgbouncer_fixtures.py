@@ -50,10 +50,15 @@ def _free_port() -> int:
 
 @contextmanager
 def start_pgbouncer(
-    server_url: str, mode: str = "transaction", pool_size: int = 4, listen_on: int | None = None
+    server_url: str,
+    mode: str = "transaction",
+    pool_size: int = 4,
+    listen_on: int | None = None,
+    max_clients: int = 500,
 ) -> Iterator[Bouncer]:
     """PgBouncer in `mode` with `pool_size` server sessions per database, stopped after (its
-    clients' sockets closed); on `listen_on` (a port an earlier one had), else a free one."""
+    clients' sockets closed); on `listen_on` (a port an earlier one had), else a free one; taking
+    `max_clients` client connections (each process keeps one to each database it used)."""
     info = conninfo_to_dict(server_url)
     user = str(info.get("user") or pwd.getpwuid(os.getuid()).pw_name)
     password = str(info.get("password") or "")
@@ -73,7 +78,7 @@ def start_pgbouncer(
         "[pgbouncer]\n"
         f"listen_addr = 127.0.0.1\nlisten_port = {listen}\nunix_socket_dir =\n"
         f"auth_type = trust\nauth_file = {users}\n"
-        f"pool_mode = {mode}\ndefault_pool_size = {pool_size}\nmax_client_conn = 500\n"
+        f"pool_mode = {mode}\ndefault_pool_size = {pool_size}\nmax_client_conn = {max_clients}\n"
         "server_reset_query =\nlog_connections = 0\nlog_disconnections = 0\n"
         f"{switch}"
     )
