@@ -501,7 +501,11 @@ def own_databases(size: int, workers: list[int], pooled: bool = False) -> None:
         if pooled:
             from tests.integration.pgbouncer_fixtures import start_pgbouncer
 
-            bouncer = stack.enter_context(start_pgbouncer(server, "transaction", pool_size=2))
+            # Every worker keeps a client connection to each database behind it.
+            clients = size * (max(workers) + 1) + 100
+            bouncer = stack.enter_context(
+                start_pgbouncer(server, "transaction", pool_size=2, max_clients=clients)
+            )
             through = bouncer.url
         worlds = {"own": World(server, size, size), "shared": World(server, size, DATABASES)}
         for world in worlds.values():

@@ -29,17 +29,24 @@
   `--profile shared|own|pooled` runs the same jobs in a SweepWorker in this process under
   cProfile (`--sampler`: pyinstrument's sampling profiler, if installed) and prints where
   the time goes.
+- parts (`--parts`): where an idle warm sweep job's time goes, in one process (a
+  SweepWorker in burst mode, `--count` jobs a kind, `--passes` rounds turn about): an empty
+  job, a warm idle sweep, the same sweep with its statements to the venue's database left
+  out (`services.sweeps.sweep_connection` answering at once), and those statements alone
+  (`core.sweep.sweep.sweep_connection` of one idle shop, outside RQ); ms a job.
 - read (`--read`): a sweep job's read of the control plane (`services.apps.swept_apps` in
   the job's autocommitted session, its apps warm), ms a read, against the same read
   through the ORM (the statement built and run by the session, as it once was), turn
   about in one run.
 
 Run: TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/sweep.py
-     [--jobs [--passes 3] [--count 400] | --profile shared|own | --read [--passes 3]]
+     [--jobs [--passes 3] [--count 400] | --parts | --profile shared|own | --read [--passes 3]]
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import statistics
 import sys
@@ -476,13 +483,11 @@ def bench_jobs(server: str, passes: int, count: int) -> None:
             world.drop()
 
 
-def profile_jobs(server: str, kind: str, count: int, sampler: bool = False) -> None:
-    """The jobs of one kind run by a SweepWorker in this process under cProfile (or, with
-    `sampler`, pyinstrument's sampling profiler, whose cost does not grow with the calls
-    made: `pip install pyinstrument` into the .venv)."""
-    import cProfile
-    import pstats
-
+@contextmanager
+def in_process_worker(server: str, pooled: bool = False) -> Iterator[tuple[JobsWorld, Any, Any]]:
+    """The jobs world installed on a Redis of its own (with `pooled`, the pooled connections
+    through a PgBouncer where one is installed), and a SweepWorker of this process on its
+    queue: the world, the queue and the worker; all dropped after."""
     from redis import Redis
     from rq import Queue
 
@@ -491,43 +496,108 @@ def profile_jobs(server: str, kind: str, count: int, sampler: bool = False) -> N
     from services.storage import ENGINES
     from services.sweep_ledger import QUEUE
 
-    with pooler(server) as through, redis_server() as redis_url:
+    with contextlib.ExitStack() as stack:
+        through = stack.enter_context(pooler(server)) if pooled else None
+        redis_url = stack.enter_context(redis_server())
         world = JobsWorld(server, through)
         try:
             world.install()
             os.environ["DATABASE_URL"] = world.control
-            client = Redis.from_url(redis_url)
+            client = stack.enter_context(Redis.from_url(redis_url))
             queue = Queue(QUEUE, connection=client)
-            worker = SweepWorker([queue], connection=client)
-            queue.enqueue_many(job_batch(kind, world, 50, "warm"))
-            worker.work(burst=True)
-            queue.enqueue_many(job_batch(kind, world, count, "profiled"))
-            if sampler:
-                from pyinstrument import Profiler
-
-                profiler = Profiler(interval=0.0002)
-                start = time.perf_counter()
-                profiler.start()
-                worker.work(burst=True)
-                profiler.stop()
-            else:
-                profile = cProfile.Profile()
-                start = time.perf_counter()
-                profile.enable()
-                worker.work(burst=True)
-                profile.disable()
-            took = (time.perf_counter() - start) * 1000 / count
-            emit(bench="profile", kind=kind, jobs=count, ms_a_job=round(took, 2))
-            if sampler:
-                print(profiler.output_text(unicode=False, show_all=False), file=sys.stderr)
-            else:
-                stats = pstats.Stats(profile, stream=sys.stderr)
-                stats.sort_stats("cumulative").print_stats(60)
-                stats.sort_stats("tottime").print_stats(30)
-            client.close()
+            yield world, queue, SweepWorker([queue], connection=client)
         finally:
             ENGINES.clear()
             world.drop()
+
+
+def profile_jobs(server: str, kind: str, count: int, sampler: bool = False) -> None:
+    """The jobs of one kind run by a SweepWorker in this process under cProfile (or, with
+    `sampler`, pyinstrument's sampling profiler, whose cost does not grow with the calls
+    made: `pip install pyinstrument` into the .venv)."""
+    import cProfile
+    import pstats
+
+    with in_process_worker(server, pooled=True) as (world, queue, worker):
+        queue.enqueue_many(job_batch(kind, world, 50, "warm"))
+        worker.work(burst=True)
+        queue.enqueue_many(job_batch(kind, world, count, "profiled"))
+        if sampler:
+            from pyinstrument import Profiler
+
+            profiler = Profiler(interval=0.0002)
+            start = time.perf_counter()
+            profiler.start()
+            worker.work(burst=True)
+            profiler.stop()
+        else:
+            profile = cProfile.Profile()
+            start = time.perf_counter()
+            profile.enable()
+            worker.work(burst=True)
+            profile.disable()
+        took = (time.perf_counter() - start) * 1000 / count
+        emit(bench="profile", kind=kind, jobs=count, ms_a_job=round(took, 2))
+        if sampler:
+            print(profiler.output_text(unicode=False, show_all=False), file=sys.stderr)
+        else:
+            stats = pstats.Stats(profile, stream=sys.stderr)
+            stats.sort_stats("cumulative").print_stats(60)
+            stats.sort_stats("tottime").print_stats(30)
+
+
+def bench_parts(server: str, passes: int, count: int) -> None:
+    """An idle warm sweep job taken apart (`--parts`, module docstring)."""
+    import services.sweeps
+    from core.sweep.report import SweepOutcome, SweepReport
+
+    def answered(stores: Any, *, connection: str, now: datetime, **_: Any) -> SweepReport:
+        return SweepReport(connection, now, SweepOutcome.done)
+
+    sweeping = services.sweeps.sweep_connection
+    logging.getLogger("rq.worker").setLevel(logging.WARNING)  # the figures alone on stdout
+    with in_process_worker(server) as (world, queue, worker), database(server) as url:
+
+        def per_job(kind: str, tag: str, jobs: int = count) -> float:
+            queue.enqueue_many(job_batch(kind, world, jobs, tag))
+            start = time.perf_counter()
+            worker.work(burst=True)
+            return (time.perf_counter() - start) * 1000 / jobs
+
+        # An idle shop of 10k rows, as `bench_idle` sweeps it, for the statements alone.
+        store = shop(url, 10_000)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("UPDATE orders SET status = 'done' WHERE due_at <= %s", (NOW,))
+        per_job("shared", "warm", 100), per_job("empty", "warm", 100)
+        try:
+            for n in range(1, passes + 1):
+                empty = per_job("empty", f"e{n}")
+                swept = per_job("shared", f"s{n}")
+                services.sweeps.sweep_connection = answered  # type: ignore[assignment]
+                try:
+                    without = per_job("shared", f"w{n}")
+                finally:
+                    services.sweeps.sweep_connection = sweeping
+                alone = timed(
+                    lambda: sweep_connection(
+                        [store], connection="parts", now=NOW, fingerprints=False
+                    ),
+                    count,
+                )
+                emit(
+                    bench="parts",
+                    **{"pass": n},
+                    empty_ms=round(empty, 2),
+                    shared_ms=round(swept, 2),
+                    shared_without_venue_statements_ms=round(without, 2),
+                    venue_statements_alone_ms=round(alone, 2),
+                    venue_statements_in_job_ms=round(swept - without, 2),
+                    rest_above_empty_ms=round(without - empty, 2),
+                    load_1m=round(os.getloadavg()[0], 2),
+                )
+        finally:
+            services.sweeps.sweep_connection = sweeping
+            store.engine.dispose()
 
 
 def bench_read(server: str, passes: int, count: int) -> None:
@@ -580,6 +650,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", action="store_true")
     parser.add_argument("--read", action="store_true")
+    parser.add_argument("--parts", action="store_true")
     parser.add_argument("--profile", choices=("shared", "own", "pooled", "empty"))
     parser.add_argument(
         "--sampler", action="store_true", help="with --profile: pyinstrument, not cProfile"
@@ -590,6 +661,9 @@ def main() -> None:
     server = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
     if options.jobs:
         bench_jobs(server, options.passes, options.count)
+        return
+    if options.parts:
+        bench_parts(server, options.passes, options.count)
         return
     if options.read:
         bench_read(server, options.passes, options.count * 5)

@@ -20,6 +20,7 @@ from rq.job import Job
 from rq.queue import EnqueueData
 
 from core.sweep.report import SweepOutcome, SweepReport
+from services.control_version import ask_token, token_of
 from services.due_hints import leave_hint
 from services.events import Publisher
 from services.storage import reading_session
@@ -104,14 +105,16 @@ def control_url() -> str:
     return url
 
 
-_started_by_worker: str | None = None
-"""The id of the job whose start the worker wrote as it started it (`start_in`)."""
+_started_by_worker: tuple[str, str | None] | None = None
+"""The id of the job whose start the worker wrote as it started it (`start_in`), and the
+control plane's announcements' token read beside."""
 
 
 def start_in(pipe: Any, job: Job, started: datetime) -> bool:
     """In the worker's own pipeline as it starts `job` (`jobs.worker.SweepWorker`): when
     the job is a minute's sweep, the ledger's start of it (the job then writes none of its
-    own, `started_in`); whether it was one."""
+    own, `started_in`) and the announcements' token (`services.control_version.ask_token`:
+    the job's read of the control plane is kept while it holds); whether it was one."""
     if job.func_name != _RUN_SWEEP:
         return False
     args, kwargs = job.args, job.kwargs
@@ -120,21 +123,26 @@ def start_in(pipe: Any, job: Job, started: datetime) -> bool:
     if not isinstance(connection, str) or not isinstance(minute, str):
         return False
     count_started(pipe, connection, datetime.fromisoformat(minute), started)
+    ask_token(pipe)
     return True
 
 
-def started_in(job_id: str) -> None:
-    """The worker's pipeline holding `start_in`'s writes for this job was sent."""
+def started_in(job_id: str, replies: list[Any]) -> None:
+    """The worker's pipeline holding `start_in`'s writes for this job was sent; `replies`,
+    its replies from `start_in`'s first on."""
     global _started_by_worker
-    _started_by_worker = job_id
+    _started_by_worker = (job_id, token_of(replies))
 
 
-def _was_started(job: Job | None) -> bool:
-    """Whether the worker wrote this job's start already (asked once, as the job begins)."""
+def _was_started(job: Job | None) -> tuple[bool, str | None]:
+    """Whether the worker wrote this job's start already (asked once, as the job begins),
+    and the token it read then."""
     global _started_by_worker
-    found = job is not None and _started_by_worker == job.id
+    held = _started_by_worker
     _started_by_worker = None
-    return found
+    if job is None or held is None or held[0] != job.id:
+        return False, None
+    return True, held[1]
 
 
 def run_sweep(connection: str, minute: str | None = None) -> dict[str, Any]:
@@ -144,13 +152,14 @@ def run_sweep(connection: str, minute: str | None = None) -> dict[str, Any]:
     job = get_current_job()
     client = job.connection if job is not None else None
     now = datetime.now(UTC)
-    by_worker = _was_started(job)
+    by_worker, token = _was_started(job)
     if client is not None and minute is not None and not by_worker:
         _tell(lambda: mark_started(client, connection, datetime.fromisoformat(minute), now))
     started = time.monotonic()
-    # Its one read of the control plane, autocommitted (no transaction round trips).
+    # Its one read of the control plane, autocommitted (no transaction round trips), and
+    # none while the token read as the job started holds (`services.apps.SweptReads`).
     with reading_session(control_url()) as session:
-        report = sweep(session, connection, now=now, publisher=Publisher(client))
+        report = sweep(session, connection, now=now, publisher=Publisher(client), token=token)
     seconds = time.monotonic() - started
     if job is not None and by_worker:
         # Sent in the pipeline the worker sends as the job succeeds (`finish_in`).

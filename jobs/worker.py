@@ -115,7 +115,7 @@ class SweepWorker(SimpleWorker):
         if any(isinstance(r, Exception) for r in results[:own]):
             raise failed[0]
         if ledger and not failed:
-            jobs.sweep.started_in(job.id)
+            jobs.sweep.started_in(job.id, results[own:])
         elif failed:
             log.warning("sweep ledger not written as job %s started: %s", job.id, failed[0])
         return self.execution

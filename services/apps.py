@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Collection, Iterable
+import threading
+import time
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -32,6 +34,7 @@ from services.agreement import (
     refresh_agreements,
 )
 from services.connections import get_connection
+from services.control_version import ANNOUNCER, CHECK_SECONDS, read_version
 from services.errors import (
     AlreadyExists,
     DatabaseRefused,
@@ -277,19 +280,84 @@ _SAVED = select(_APPS.id, _APPS.updated_at, _APPS.manifest).where(
 """The saved manifests of the apps named (those a sweep has not parsed as they are)."""
 
 
-def swept_apps(session: Session, name: str) -> SweptApps:
+class SweptReads:
+    """A worker's reads of the control plane for its sweeps (`_SWEPT`, by connection), kept
+    while nothing could have changed them: each is kept under the announcements' token as
+    the job that read it started (`services.control_version.TOKEN`, read in the pipeline the
+    worker sends as it starts a job: every announced write sets a new one before the writer
+    goes on), and under this process's count of its own writes and of the control plane's
+    version moving (read every CHECK_SECONDS: a write nobody announced, a console command
+    run without REDIS_URL or SQL typed by hand). A job with no token reads as before."""
+
+    def __init__(self, size: int = WARM_APPS) -> None:
+        self._kept: LeastRecent[tuple[URL, str], tuple[tuple[str, int], Sequence[Any]]] = (
+            LeastRecent(size)
+        )
+        self._generation = 0
+        self._version: int | None = None
+        self._checked = float("-inf")
+        self._lock = threading.Lock()
+        ANNOUNCER.hear(self)
+
+    def changed(self) -> None:
+        """This process wrote the control plane (`services.control_version.ANNOUNCER`)."""
+        with self._lock:
+            self._generation += 1
+
+    def rows(
+        self,
+        session: Session,
+        key: tuple[URL, str],
+        token: str | None,
+        read: Callable[[], Sequence[Any]],
+    ) -> Sequence[Any]:
+        """What `read` gives for `key`: kept from an earlier job when the token is the same
+        and this process has seen no change since; read (and kept) otherwise."""
+        if token is None:
+            return read()
+        tag = (token, self._generation_now(session))
+        held = self._kept.get(key)
+        if held is not None and held[0] == tag:
+            return held[1]
+        found = read()
+        self._kept.put(key, (tag, found))
+        return found
+
+    def _generation_now(self, session: Session) -> int:
+        if time.monotonic() - self._checked >= CHECK_SECONDS:
+            version = read_version(session.connection())
+            with self._lock:
+                if version != self._version:
+                    self._version = version
+                    self._generation += 1
+                self._checked = time.monotonic()
+        with self._lock:
+            return self._generation
+
+
+SWEPT_READS = SweptReads()
+"""This process's kept sweep reads (a worker's)."""
+
+
+def swept_apps(session: Session, name: str, token: str | None = None) -> SweptApps:
     """A connection's pause and the stores of its apps the minute job has work for, in one
     read of the control plane: each app's manifest is read and parsed, and its tables
     built, only when the app was saved (its `updated_at` moved) or its connection's URL or
-    zone changed since this process last swept it."""
+    zone changed since this process last swept it. With the announcements' `token` as the
+    job started (a worker's job), the read itself is kept between jobs while no write of
+    the control plane was announced or seen (`SweptReads`): an idle sweep then reads none."""
     if text_fault(name):
         raise NotFound(f"no connection named {name!r}", {"connection": name})
+    plane = session.get_bind().url
     # A Core statement on the session's connection: no ORM layer around its one round trip.
-    reading = session.connection()
-    rows = reading.execute(_SWEPT, {"name": name}).all()
+    rows = SWEPT_READS.rows(
+        session,
+        (plane, name),
+        token,
+        lambda: tuple(session.connection().execute(_SWEPT, {"name": name}).all()),
+    )
     if not rows:
         raise NotFound(f"no connection named {name!r}", {"connection": name})
-    plane = reading.engine.url
     paused, url, zone = bool(rows[0][0]), str(rows[0][1]), rows[0][2] or DEFAULT_ZONE
     engine = engine_for(url)
     apps: dict[int, _Warm | None] = {}
@@ -304,7 +372,7 @@ def swept_apps(session: Session, name: str) -> SweptApps:
         apps[app_id] = warm if same else None
     stale = [app_id for app_id, warm in apps.items() if warm is None]
     if stale:
-        for app_id, updated_at, manifest in reading.execute(_SAVED, {"ids": stale}):
+        for app_id, updated_at, manifest in session.connection().execute(_SAVED, {"ids": stale}):
             model = load_app(manifest)
             work = has_minute_work(model)
             store = Store(engine, model, ZoneInfo(zone), connection=name) if work else None

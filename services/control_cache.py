@@ -15,7 +15,6 @@ or a connection paused serve from the next request on, in every process.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 import weakref
@@ -34,7 +33,7 @@ from core.manifest.model import App as AppManifest
 from core.manifest.model import load_app
 from core.store.store import Store
 from services import redis_client
-from services.control_version import ANNOUNCER, CHANNEL, read_version
+from services.control_version import ANNOUNCER, CHANNEL, CHECK_SECONDS, read_version
 from services.models import ADMIN, DEFAULT_ZONE, App, Connection, User
 from services.recent import LeastRecent
 from services.storage import autocommit, engine_for
@@ -43,9 +42,6 @@ from services.users import hash_token
 
 log = logging.getLogger(__name__)
 
-CHECK_SECONDS = float(os.environ.get("ADMINIUM_CONTROL_CHECK_SECONDS", "10"))
-"""How often a cache reads the control plane's version itself, for a write nobody announced
-(a console command run without REDIS_URL, SQL typed by hand): ADMINIUM_CONTROL_CHECK_SECONDS."""
 USERS, APPS = 10_000, 5_000
 """How many users (by token) and apps a process keeps."""
 RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0)

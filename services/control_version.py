@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import uuid
 import weakref
 from typing import Any
 
@@ -29,6 +30,13 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "adminium:control"
 """Where a control-plane write is announced (the body: the process that wrote)."""
+CHECK_SECONDS = float(os.environ.get("ADMINIUM_CONTROL_CHECK_SECONDS", "10"))
+"""How often a cache reads the control plane's version itself, for a write nobody announced
+(a console command run without REDIS_URL, SQL typed by hand): ADMINIUM_CONTROL_CHECK_SECONDS."""
+TOKEN = "adminium:control:token"
+"""A value no announcement repeats, set on Redis by each one before it is published: a
+reader that saw the same token before and after has seen no announced write in between
+(a sweep job reads it in the pipeline its worker sends as it starts the job, `ask_token`)."""
 _WRITTEN = "adminium_control_written"
 """A session's mark (in `Session.info`) that it flushed a write of the control plane."""
 _VERSION = text(f"SELECT version FROM {SCHEMA}.control_version")
@@ -68,7 +76,10 @@ class Announcer:
             cache.changed()
         for client in self._targets():
             try:
-                client.publish(CHANNEL, str(os.getpid()))
+                pipe = client.pipeline(transaction=False)
+                pipe.set(TOKEN, uuid.uuid4().hex)
+                pipe.publish(CHANNEL, str(os.getpid()))
+                pipe.execute()
             except redis.RedisError as error:
                 log.warning("control-plane change not announced: %s", error.__class__.__name__)
 
@@ -84,6 +95,19 @@ class Announcer:
 
 ANNOUNCER = Announcer()
 """This process's one announcer."""
+
+
+def ask_token(pipe: Any) -> None:
+    """In a Redis pipeline: the announcements' token (`TOKEN`), one set first when Redis has
+    none (a Redis started afresh); its reply is the pipeline's last (`token_of`)."""
+    pipe.set(TOKEN, uuid.uuid4().hex, nx=True)
+    pipe.get(TOKEN)
+
+
+def token_of(replies: list[Any]) -> str | None:
+    """The token `ask_token` read, from its pipeline's replies (None: Redis refused it)."""
+    found = replies[-1] if replies else None
+    return found.decode() if isinstance(found, bytes) else found if isinstance(found, str) else None
 
 
 @event.listens_for(Session, "after_flush")

@@ -52,6 +52,11 @@ class LeastRecent(Generic[K, V]):
             dropped.append(self._values.popitem(last=False)[1])
         return dropped
 
+    def forget(self, key: K) -> V | None:
+        """Let the value kept for `key` go (not closed: the caller keeps it elsewhere)."""
+        with self._lock:
+            return self._values.pop(key, None)
+
     def take_all(self) -> list[V]:
         """Let every value go; them, for the caller to close."""
         with self._lock:

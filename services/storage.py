@@ -6,12 +6,17 @@ process keeps at most `WARM_ENGINES` of them, the least recently used one dispos
 make room: a worker sweeping thousands of venue databases holds the pools of the few it
 used last and connects to the rest as it sweeps them, so the connections a process holds
 open stay bounded whatever the number of venues (docs/operations.md, "Running at scale").
+Databases reached through a pooler in transaction mode (PgBouncer) are bounded apart, by
+`WARM_POOLED`: an idle client connection to PgBouncer holds no PostgreSQL session, so a
+process keeps one open to each database it sweeps and a sweep does not connect again.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import resource
+import select
 import threading
 import time
 import weakref
@@ -70,6 +75,20 @@ def control_plane_revisions(url: str) -> set[str]:
 
 WARM_ENGINES = int(os.environ.get("ADMINIUM_WARM_ENGINES", "8"))
 """How many databases' pools keep their connections open in a process (ADMINIUM_WARM_ENGINES)."""
+
+
+def _warm_pooled() -> int:
+    """ADMINIUM_WARM_POOLED (default 2,000), at most half the files this process may open
+    (each kept connection is a socket)."""
+    asked = int(os.environ.get("ADMINIUM_WARM_POOLED", "2000"))
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return asked if soft == resource.RLIM_INFINITY else max(1, min(asked, soft // 2))
+
+
+WARM_POOLED = _warm_pooled()
+"""How many databases reached through a pooler keep their connection open in a process
+(ADMINIUM_WARM_POOLED, bounded by the open-file limit): PgBouncer's `max_client_conn`
+must hold every process's (docs/operations.md, "Through PgBouncer")."""
 KEPT_ENGINES = 10_000
 """How many databases' engines a process keeps made (a cold one holds no connection: its
 pool and what its first use learnt, a few KB), so that a database met again is not set up
@@ -104,6 +123,13 @@ class VenuePool(QueuePool):
     def __init__(self, creator: Any, **kw: Any) -> None:
         super().__init__(creator, **kw)
         self.cold = False
+        self.server: _Server | None = None
+        """What its engine shares with the server's others (set by `Engines`)."""
+
+    @property
+    def pooled(self) -> bool:
+        """Whether a pooler answers for its database (known once its server connected)."""
+        return self.server is not None and bool(self.server.pooled)
 
     def cool(self) -> None:
         """Close the idle connections; those in use close as they are given back."""
@@ -145,11 +171,28 @@ def _handed_out(dbapi_connection: Any, record: Any, proxy: Any) -> None:
     since = record.info.pop("adminium_idle_since", None)
     if since is None or time.monotonic() - since < PING_IDLE:
         return  # new, or handed back a moment ago
+    if proxy._pool.pooled:
+        # A client connection to a pooler is the pooler's, not a PostgreSQL session's: a
+        # server session lost is the pooler's to replace; ours goes only with the pooler,
+        # which then closes its socket. That shows on the socket at no round trip.
+        if _closed_by_peer(dbapi_connection):
+            raise DisconnectionError("a pooler's connection had gone away")
+        return
     dialect = proxy._pool._dialect
     try:
         dialect.do_ping(dbapi_connection)
     except dialect.loaded_dbapi.Error:
         raise DisconnectionError("a pooled connection had gone away") from None
+
+
+def _closed_by_peer(dbapi_connection: Any) -> bool:
+    """Whether an idle connection's socket has something to read (nothing is asked of an
+    idle connection: the peer closed it, or said why it will), or is gone."""
+    try:
+        readable, _, _ = select.select([dbapi_connection.fileno()], [], [], 0)
+    except Exception:  # closed here already (psycopg raises), or no socket
+        return True
+    return bool(readable)
 
 
 class _Server:
@@ -186,7 +229,9 @@ class _Server:
 class Engines:
     """Engines by URL: at most `size` databases' pools holding connections, the least
     recently used one let go cold (its connections closed) to make room; the engines
-    themselves kept, up to `kept`, so a database met again costs its connect alone.
+    themselves kept, up to `kept`, so a database met again costs its connect alone. The
+    databases a pooler answers for are bounded apart, by `pooled` (their connections hold
+    no PostgreSQL session while idle); a server is known pooled from its first connect on.
 
     Engines on the same server share one dialect and its compiled statements: the first
     engine of a server connects as SQLAlchemy's do (reading the server's version and
@@ -194,9 +239,10 @@ class Engines:
     dialect, so a database met for the first time costs its connect and no more (no
     dialect set-up, no statement compiled again)."""
 
-    def __init__(self, size: int, kept: int = KEPT_ENGINES) -> None:
-        self._engines: LeastRecent[str, Engine] = LeastRecent(max(size, kept))
+    def __init__(self, size: int, kept: int = KEPT_ENGINES, pooled: int = WARM_POOLED) -> None:
+        self._engines: LeastRecent[str, Engine] = LeastRecent(max(size, pooled, kept))
         self._warm: LeastRecent[str, Engine] = LeastRecent(size)
+        self._pooled: LeastRecent[str, Engine] = LeastRecent(pooled)
         self._servers: dict[tuple[Any, ...], _Server] = {}
 
     def get(self, url: str) -> Engine:
@@ -204,8 +250,11 @@ class Engines:
         engine, gone = self._engines.get_or_make(url, lambda: self._make(url))
         for old in gone:
             old.dispose()
-        if self._warm.get(url) is None:
-            for cold in self._warm.put(url, engine):
+        pooled = isinstance(engine.pool, VenuePool) and engine.pool.pooled
+        warm, other = (self._pooled, self._warm) if pooled else (self._warm, self._pooled)
+        if warm.get(url) is None:
+            other.forget(url)  # found pooled at its first connect: it moves over
+            for cold in warm.put(url, engine):
                 if isinstance(cold.pool, VenuePool):
                     # Its idle connections close now; one still checked out as it is given back.
                     cold.pool.cool()
@@ -231,6 +280,7 @@ class Engines:
             return dbapi_connection
 
         pool = VenuePool(connect, pool_size=POOL_SIZE, dialect=dialect)
+        pool.server = server
         engine = Engine(pool, dialect, target, query_cache_size=0)
         engine._compiled_cache = server.compiled
         return engine
@@ -241,6 +291,7 @@ class Engines:
         server = self._servers.setdefault(key, _Server(LRUCache(COMPILED_STATEMENTS)))
         engine = create_engine(target, poolclass=VenuePool, pool_size=POOL_SIZE, query_cache_size=0)
         engine._compiled_cache = server.compiled
+        engine.pool.server = server  # type: ignore[attr-defined]
 
         @event.listens_for(engine.pool, "connect")
         def _connected(dbapi_connection: Any, record: Any) -> None:
@@ -255,12 +306,13 @@ class Engines:
         return engine
 
     def __len__(self) -> int:
-        """How many databases' pools are warm (may hold connections)."""
-        return len(self._warm)
+        """How many databases' pools are warm (may hold connections), pooled ones included."""
+        return len(self._warm) + len(self._pooled)
 
     def clear(self) -> None:
         """Dispose of every engine (tests, and a process that forks)."""
         self._warm.take_all()
+        self._pooled.take_all()
         for engine in self._engines.take_all():
             engine.dispose()
 

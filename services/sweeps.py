@@ -41,9 +41,12 @@ def sweep(
     publisher: Publisher,
     dry_run: bool = False,
     deadline: float = DEADLINE,
+    token: str | None = None,
 ) -> SweepReport:
-    """Sweep a connection of the control plane, unless it is paused as the sweep starts."""
-    found = swept_apps(session, connection)
+    """Sweep a connection of the control plane, unless it is paused as the sweep starts;
+    `token`, the control plane's announcements' token as the job started (a worker's read
+    of the control plane is kept while it holds: `services.apps.SweptReads`)."""
+    found = swept_apps(session, connection, token)
     if found.paused:
         log.debug("sweep of connection %s skipped: paused", connection)  # each minute: quiet
         return SweepReport(connection, now, SweepOutcome.paused, dry_run=dry_run)

@@ -50,9 +50,15 @@ def _free_port() -> int:
 
 @contextmanager
 def start_pgbouncer(
-    server_url: str, mode: str = "transaction", pool_size: int = 4
+    server_url: str,
+    mode: str = "transaction",
+    pool_size: int = 4,
+    listen_on: int | None = None,
+    max_clients: int = 500,
 ) -> Iterator[Bouncer]:
-    """PgBouncer in `mode` with `pool_size` server sessions per database, stopped after."""
+    """PgBouncer in `mode` with `pool_size` server sessions per database, stopped after (its
+    clients' sockets closed); on `listen_on` (a port an earlier one had), else a free one; taking
+    `max_clients` client connections (each process keeps one to each database it used)."""
     info = conninfo_to_dict(server_url)
     user = str(info.get("user") or pwd.getpwuid(os.getuid()).pw_name)
     password = str(info.get("password") or "")
@@ -61,7 +67,7 @@ def start_pgbouncer(
     folder.chmod(0o755)
     users = folder / "users.txt"
     users.write_text(f'"{user}" "{password}"\n')
-    listen = _free_port()
+    listen = listen_on or _free_port()
     # Root: run as the user whose socket folder it is (the embedded server's), or postgres.
     owner = pwd.getpwuid(os.stat(host).st_uid).pw_name if host.startswith("/") else "postgres"
     switch = f"user = {owner}\n" if os.geteuid() == 0 else ""
@@ -72,7 +78,7 @@ def start_pgbouncer(
         "[pgbouncer]\n"
         f"listen_addr = 127.0.0.1\nlisten_port = {listen}\nunix_socket_dir =\n"
         f"auth_type = trust\nauth_file = {users}\n"
-        f"pool_mode = {mode}\ndefault_pool_size = {pool_size}\nmax_client_conn = 500\n"
+        f"pool_mode = {mode}\ndefault_pool_size = {pool_size}\nmax_client_conn = {max_clients}\n"
         "server_reset_query =\nlog_connections = 0\nlog_disconnections = 0\n"
         f"{switch}"
     )

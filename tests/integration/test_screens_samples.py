@@ -11,7 +11,7 @@ import redis
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
-from core.samples.data import add_sample
+from core.samples.data import add_sample, remove_sample
 from core.samples.files import read_sample
 from core.store.schema import sample_marks
 from services.events import events_channel
@@ -30,6 +30,13 @@ def add_sample_orders(site: Site, count: int) -> list[int]:
     )
     added = add_sample(site.store(), sample, now=at("2026-07-10 09:00"))
     return [int(row.key) for row in added]
+
+
+def marks(site: Site) -> list[tuple[str, str]]:
+    """The sample rows marked in the venue's database (table, key)."""
+    with site.store().engine.connect() as conn:
+        found = conn.execute(sa.select(sample_marks.c.table_name, sample_marks.c.row_key))
+        return [(str(table), str(key)) for table, key in found]
 
 
 def order_keys(site: Site) -> set[int]:
@@ -130,12 +137,16 @@ def test_a_sample_row_a_real_row_refers_to_is_kept_and_named_in_words(
     screens_site: Site, signed_in: Callable[[str], FlaskClient]
 ) -> None:
     # A sample event, and a real ticket for it: deleting the event would break the ticket,
-    # so the event stays (still sample data) and the answer names it and the ticket.
+    # so the event stays (still sample data) and the answer names it and the ticket. It
+    # starts from no sample row, whichever of the module's tests ran before it.
+    remove_sample(screens_site.store(), now=at("2026-07-10 09:00"))
+    assert marks(screens_site) == []
     sample = read_sample({"app": "venue", "rows": {"events": [{"doors_at": {"@in": "P2D"}}]}})
     (event,) = add_sample(screens_site.store(), sample, now=at("2026-07-10 09:00"))
     ticket = screens_site.insert("tickets", event_id=event.key, status="offered")
     client = signed_in("manager")
     token = csrf_of(client.get("/connections").text)
+    assert marks(screens_site) == [("events", str(event.key))]
     answer = client.post(REMOVE, headers={"X-CSRFToken": token, "HX-Request": "true"})
     assert answer.status_code == 200
     assert "Sample data of venue removed:\n  none could go." in answer.text

@@ -1,26 +1,34 @@
 """A minute's sweep started by the Procfile's worker: its start is in the ledger before the
 sweep runs, written in the pipeline the worker sends as it starts the job (no round trip
-of the job's own), counted once; a job run by any other worker writes its start itself."""
+of the job's own), counted once; a job run by any other worker writes its start itself.
+The token read in that pipeline keeps the sweep's read of the control plane between jobs
+until a write is announced."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 import redis
 from rq import Queue, SimpleWorker
+from sqlalchemy import event
 
 import jobs.sweep
+from core.sweep.report import SweepOutcome
 from jobs.sweep import minute_of
 from jobs.tick import enqueue_minute
 from jobs.worker import SweepWorker
 from services.apps import add_app
 from services.connections import add_connection
-from services.storage import ENGINES, open_session, upgrade_control_plane
+from services.storage import ENGINES, engine_for, open_session, upgrade_control_plane
 from services.sweep_ledger import COUNTS, DURATION, HISTOGRAMS, LAG, SERVED, WAITING
 from tests.integration.sweep_fixtures import SHOP
 
@@ -121,6 +129,64 @@ def test_a_sweeps_end_is_counted_once_in_the_workers_success_pipeline(
         assert client.hget(COUNTS["run"], connection) == b"1"
         assert float(client.hget(DURATION, connection) or -1) >= 0
     finally:
+        for key in (COUNTS["run"], DURATION, WAITING, LAG):
+            client.hdel(key, connection)
+        client.zrem(SERVED, connection)
+
+
+def test_a_workers_idle_sweeps_read_the_control_plane_once_until_a_write_is_announced(
+    client: redis.Redis,
+    queue: Queue,
+    connection: str,
+    redis_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Procfile's worker keeps a sweep's read of the control plane while the token every
+    announced write sets on Redis holds: the next minutes' sweeps send the control plane
+    nothing; a pause made in another process (the console, announcing on REDIS_URL) is seen
+    by the very next sweep, with no wait for anything to be heard."""
+    control = os.environ["DATABASE_URL"]
+    sent: list[str] = []
+    outcomes: list[str] = []
+    sweep = jobs.sweep.sweep
+
+    def sweeping(*args: Any, **kwargs: Any) -> Any:
+        report = sweep(*args, **kwargs)
+        outcomes.append(report.outcome.value)
+        return report
+
+    monkeypatch.setattr(jobs.sweep, "sweep", sweeping)
+    first = minute_of(datetime.now(UTC)) - timedelta(minutes=10)
+    worker = SweepWorker([queue], connection=client)
+
+    def sweep_minute(offset: int) -> None:
+        minute = first + timedelta(minutes=offset)
+        assert enqueue_minute(queue, [connection], minute, minute + timedelta(seconds=1)) == 1
+        worker.work(burst=True)
+
+    engine = engine_for(control)
+    listen = lambda *a: sent.append(str(a[2]))  # noqa: E731
+    try:
+        sweep_minute(0)
+        sweep_minute(1)  # the first one's comparison with the tables was this process's write
+        event.listen(engine, "before_cursor_execute", listen)
+        sweep_minute(2)
+        sweep_minute(3)
+        assert sent == []  # nothing read again: no write announced since
+        assert outcomes == [SweepOutcome.done.value] * 4
+        done = subprocess.run(
+            [str(Path(sys.executable).parent / "adminium"), "connection", "pause", connection],
+            env={**os.environ, "DATABASE_URL": control, "REDIS_URL": redis_url},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        sweep_minute(4)
+        assert outcomes[-1] == SweepOutcome.paused.value
+        assert len(sent) == 1  # read again, once
+    finally:
+        event.remove(engine, "before_cursor_execute", listen)
         for key in (COUNTS["run"], DURATION, WAITING, LAG):
             client.hdel(key, connection)
         client.zrem(SERVED, connection)
