@@ -107,7 +107,9 @@ def ask_token(pipe: Any) -> None:
 def token_of(replies: list[Any]) -> str | None:
     """The token `ask_token` read, from its pipeline's replies (None: Redis refused it)."""
     found = replies[-1] if replies else None
-    return found.decode() if isinstance(found, bytes) else found if isinstance(found, str) else None
+    if isinstance(found, bytes):
+        return found.decode()
+    return found if isinstance(found, str) else None
 
 
 @event.listens_for(Session, "after_flush")
