@@ -172,11 +172,29 @@ def reminder_indexes(app: App) -> list[str]:
     return statements
 
 
+_THERE_IN_ADMINIUM = sa.text(
+    "SELECT c.relname, a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
+    " JOIN pg_namespace n ON n.oid = c.relnamespace"
+    " WHERE n.nspname = :schema AND a.attnum > 0 AND NOT a.attisdropped"
+    " UNION ALL SELECT tablename, indexname FROM pg_indexes WHERE schemaname = :schema"
+)
+"""Every column and index of Adminium's tables, as (table, name), whatever the user may read
+of them (the catalogue is every user's)."""
+
+
 def upgrade_adminium(conn: Connection) -> None:
     """Add to Adminium's tables in an existing database what a newer version added to them
-    (the columns `create_all` does not add to a table already there). Idempotent."""
+    (the columns and indexes `create_all` does not add to a table already there), each only
+    where it is missing: a database that has them all is read, never locked, so an install
+    waits on no screen reading Adminium's tables (nor they on it). The caller holds the
+    install lock. Idempotent."""
+    there = {
+        (str(table), str(name))
+        for table, name in conn.execute(_THERE_IN_ADMINIUM, {"schema": ADMINIUM_SCHEMA})
+    }
     for upgrade in (*AUDIT_UPGRADES, *SWEEP_UPGRADES, *SET_ASIDE_UPGRADES, *SENDING_UPGRADES):
-        conn.execute(sa.text(upgrade))
+        if (upgrade.table, upgrade.name) not in there:
+            conn.execute(sa.text(upgrade.statement))
 
 
 def install_adminium(conn: Connection) -> None:
@@ -211,11 +229,21 @@ def make_tables(conn: Connection, app: App) -> list[str]:
     metadata.create_all(conn, tables=new, checkfirst=False)
     record_made(conn, app.name, [item for table in new for item in made_with(table)])
     made = read_made(conn, [app.schema_name])
-    statements = [s for s in timed_indexes(app) if made.table(app.schema_name, index_table(s))]
+    # An index already there is not asked for again: CREATE INDEX IF NOT EXISTS locks its
+    # table against writes before it finds the index there.
+    indexed = set(conn.execute(_INDEXES, {"schema": app.schema_name}).scalars())
+    statements = [
+        s
+        for s in timed_indexes(app)
+        if made.table(app.schema_name, index_table(s)) and index_name(s) not in indexed
+    ]
     for statement in statements:
         conn.execute(sa.text(statement))
     record_made(conn, app.name, [index_item(app.schema_name, s) for s in statements])
     return [table.name for table in new]
+
+
+_INDEXES = sa.text("SELECT indexname FROM pg_indexes WHERE schemaname = :schema")
 
 
 def made_with(table: sa.Table) -> list[MadeItem]:

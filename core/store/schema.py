@@ -9,7 +9,7 @@ which the install makes."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
@@ -18,6 +18,26 @@ ADMINIUM_SCHEMA = "adminium"
 
 adminium_metadata = sa.MetaData(schema=ADMINIUM_SCHEMA)
 """Adminium's bookkeeping tables: the audit, set-aside records, sweep records, sample marks."""
+
+
+class Upgrade(NamedTuple):
+    """What a database made before `name` (a column of `table`, or an index on it) joined
+    Adminium's tables needs: one statement, run only where `name` is not there (an ALTER
+    TABLE, even one that adds nothing, takes the table's strongest lock)."""
+
+    table: str
+    name: str
+    statement: str
+
+
+def added_column(table: str, column: str, definition: str) -> Upgrade:
+    """The upgrade that adds `column` (`definition` its type and defaults) to `table`."""
+    return Upgrade(
+        table,
+        column,
+        f"ALTER TABLE {ADMINIUM_SCHEMA}.{table} ADD COLUMN IF NOT EXISTS {column} {definition}",
+    )
+
 
 audit = sa.Table(
     "audit",
@@ -38,7 +58,7 @@ audit = sa.Table(
     sa.Index("ix_audit_row", "app", "table_name", "row_key"),
 )
 
-AUDIT_UPGRADES = (f"ALTER TABLE {ADMINIUM_SCHEMA}.audit ADD COLUMN IF NOT EXISTS cause JSONB",)
+AUDIT_UPGRADES = (added_column("audit", "cause", "JSONB"),)
 """What a database made before a column joined the audit needs, each statement idempotent."""
 
 
@@ -129,9 +149,9 @@ def sending_columns() -> list[sa.Column[Any]]:
 
 
 SENDING_UPGRADES = tuple(
-    f"ALTER TABLE {ADMINIUM_SCHEMA}.{table} ADD COLUMN IF NOT EXISTS {column}"
+    added_column(table, column, definition)
     for table in ("outbox", "deliveries")
-    for column in ("dropped_by text", "dropped_at timestamptz")
+    for column, definition in (("dropped_by", "text"), ("dropped_at", "timestamptz"))
 )
 """What a database made before a person could drop an email or a delivery needs (idempotent)."""
 
@@ -259,9 +279,7 @@ refused_attempts = sa.Table(
 (its set-aside record is renewed in place, and goes once the row moves): what a row's
 history and the clock's log say it refused, when and why. Rule negative: a give-back."""
 
-SET_ASIDE_UPGRADES = (
-    f"ALTER TABLE {ADMINIUM_SCHEMA}.set_aside ADD COLUMN IF NOT EXISTS details JSONB",
-)
+SET_ASIDE_UPGRADES = (added_column("set_aside", "details", "JSONB"),)
 """What a database made before the set-aside record kept details needs (idempotent)."""
 
 
@@ -316,14 +334,17 @@ RUNNING = "running"
 
 SWEEP_UPGRADES = (
     *(
-        f"ALTER TABLE {ADMINIUM_SCHEMA}.sweeps"
-        f" ADD COLUMN IF NOT EXISTS {column} integer NOT NULL DEFAULT 0"
+        added_column("sweeps", column, "integer NOT NULL DEFAULT 0")
         for column in ("given_back", "holds_set_aside", "holds_busy")
     ),
-    f"ALTER TABLE {ADMINIUM_SCHEMA}.sweeps ADD COLUMN IF NOT EXISTS audit_from bigint",
-    f"ALTER TABLE {ADMINIUM_SCHEMA}.sweeps ADD COLUMN IF NOT EXISTS faults jsonb",
-    f"CREATE INDEX IF NOT EXISTS ix_sweeps_running ON {ADMINIUM_SCHEMA}.sweeps (connection)"
-    f" WHERE outcome = '{RUNNING}'",
+    added_column("sweeps", "audit_from", "bigint"),
+    added_column("sweeps", "faults", "jsonb"),
+    Upgrade(
+        "sweeps",
+        "ix_sweeps_running",
+        f"CREATE INDEX IF NOT EXISTS ix_sweeps_running ON {ADMINIUM_SCHEMA}.sweeps (connection)"
+        f" WHERE outcome = '{RUNNING}'",
+    ),
 )
 """What a database made before the give-back counts, the open record and the apps' faults
 joined the record needs, each idempotent."""
