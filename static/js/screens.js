@@ -280,10 +280,62 @@ document.addEventListener("htmx:oobBeforeSwap", (event) => {
   }
 });
 
-// A list fetched again (the socket open again, the minute turned) keeps what the person
-// was filling in: each field of a form being edited is put back in the form drawn afresh.
+// A list fetched again (the socket open again, the minute turned: its element listens for
+// `adminium:back`) never draws over the person's own fix. Asked for before their answer came,
+// it may have been read before their write; and while their request is out, the answer would
+// land in the item the list had just replaced, out of the page. Either way the list is not
+// drawn but asked for again once their answers are in, and then read after their writes.
+const sentAt = new WeakMap();
+let ownAnsweredAt = -1;
+function refetched(detail) {
+  const asked = detail.requestConfig && detail.requestConfig.elt;
+  return asked instanceof Element && asked.matches("[hx-trigger*='adminium:back']") ? asked : null;
+}
+function askAgainWhenIn(list) {
+  if (!list.isConnected) { return; }
+  if (list.querySelector(".htmx-request")) { setTimeout(() => askAgainWhenIn(list), 100); return; }
+  htmx.trigger(list, "adminium:back");
+}
+document.addEventListener("htmx:beforeRequest", (event) => {
+  sentAt.set(event.detail.xhr, performance.now());
+});
+document.addEventListener("htmx:beforeSwap", (event) => {
+  const list = refetched(event.detail);
+  const asked = event.detail.requestConfig && event.detail.requestConfig.elt;
+  if (!list) {
+    if (asked instanceof Element && asked.closest("form")) { ownAnsweredAt = performance.now(); }
+    return;
+  }
+  const target = event.detail.target;
+  const out = target && target.querySelector && target.querySelector(".htmx-request");
+  if (out || (sentAt.get(event.detail.xhr) ?? -1) < ownAnsweredAt) {
+    event.detail.shouldSwap = false;
+    setTimeout(() => askAgainWhenIn(list), 0);
+  }
+});
+
+// What the person was told in an item ("Saved: …") stays when the list is drawn afresh.
+const saidInList = new Map();
+document.addEventListener("htmx:beforeSwap", (event) => {
+  const target = event.detail.target;
+  if (!event.detail.shouldSwap || !refetched(event.detail) || !target.querySelectorAll) { return; }
+  target.querySelectorAll("[id] > .said").forEach((said) => {
+    saidInList.set(said.parentElement.id, said);
+  });
+});
+document.addEventListener("htmx:afterSwap", () => {
+  saidInList.forEach((said, id) => {
+    const fresh = document.getElementById(id);
+    if (fresh && !fresh.querySelector(":scope > .said")) { fresh.prepend(said); }
+  });
+  saidInList.clear();
+});
+
+// A list fetched again keeps what the person was filling in: each field of a form being
+// edited is put back in the form drawn afresh.
 const editingBefore = new Map();
 document.addEventListener("htmx:beforeSwap", (event) => {
+  if (!event.detail.shouldSwap) { return; }
   const target = event.detail.target;
   const asked = event.detail.requestConfig && event.detail.requestConfig.elt;
   // The person's own Save or move answers with the form as it now is: nothing kept then.
