@@ -7,17 +7,16 @@ the screenshot each test takes of its screen.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from flask import Flask
 from playwright.sync_api import Browser, Page, expect, sync_playwright
-from werkzeug.serving import make_server
 
 from tests.integration.api_fixtures import Site
-from tests.integration.screens_fixtures import installed_screens_site
+from tests.integration.screens_fixtures import installed_screens_site, served
 from web import create_app
 from web.live import stop_hub
 
@@ -67,18 +66,16 @@ def page(browser: Browser) -> Iterator[Page]:
 @pytest.fixture
 def serve_app() -> Iterator[Callable[[Flask], str]]:
     """Factory: serve a Flask app with a real threaded HTTP server; its base URL."""
-    servers = []
+    apps = []
+    with ExitStack() as servers:
 
-    def serve(app: Flask) -> str:
-        server = make_server("127.0.0.1", 0, app, threaded=True)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append((server, app))
-        return f"http://127.0.0.1:{server.server_port}"
+        def serve(app: Flask) -> str:
+            port = servers.enter_context(served(app))
+            apps.append(app)
+            return f"http://127.0.0.1:{port}"
 
-    yield serve
-    for server, app in servers:
-        server.shutdown()
-        server.server_close()
+        yield serve
+    for app in apps:
         stop_hub(app)
 
 

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import ConsoleMessage, Page, expect
-from werkzeug.serving import make_server
 
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import PASSWORD, add_order
+from tests.integration.screens_fixtures import PASSWORD, add_order, served
 
 pytestmark = pytest.mark.browser
 
@@ -19,11 +17,8 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def base(screens_site: Site) -> Iterator[str]:
     """The venue site served by a real threaded server."""
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with served(screens_site.app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture

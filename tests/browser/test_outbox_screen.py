@@ -3,7 +3,6 @@ turns to sent without a reload when a drain delivers it to a real SMTP server.""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -11,7 +10,6 @@ from pathlib import Path
 import pytest
 import redis
 from playwright.sync_api import Page, expect
-from werkzeug.serving import make_server
 
 from core.basics.actors import Actor
 from core.writes.pipeline import change_row
@@ -24,7 +22,7 @@ from tests.browser.test_screens import LIVE_MS
 from tests.integration.api_fixtures import Site
 from tests.integration.outbox_fixtures import outbox_rows, smtp_server
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import PASSWORD, add_order
+from tests.integration.screens_fixtures import PASSWORD, add_order, served
 
 pytestmark = pytest.mark.browser
 CANCELLED = {
@@ -49,11 +47,8 @@ def base(screens_site: Site) -> Iterator[str]:
             "outbox": {"settings": {"table": "settings"}, "producers": [CANCELLED]},
         }
         db.session.commit()
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with served(screens_site.app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_an_email_shows_queued_then_sent_as_the_drain_delivers_it(

@@ -12,19 +12,17 @@ from __future__ import annotations
 
 import itertools
 import os
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from playwright.sync_api import Page, expect
-from werkzeug.serving import make_server
 
 from tests.browser.test_screens import sign_in, sweep, wait_live
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import NEEDS_NOTE, add_order
+from tests.integration.screens_fixtures import NEEDS_NOTE, add_order, served
 
 pytestmark = pytest.mark.browser
 
@@ -56,11 +54,8 @@ TAP_TARGETS = """(within) => {
 
 @pytest.fixture(scope="module")
 def base(screens_site: Site) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with served(screens_site.app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")

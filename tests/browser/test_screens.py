@@ -3,7 +3,6 @@ row fixed by hand leaving its list, a paused connection the board names; a scree
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -11,7 +10,6 @@ from urllib.parse import urlsplit
 import pytest
 import redis
 from playwright.sync_api import Page, expect
-from werkzeug.serving import make_server
 
 from core.basics.actors import Actor
 from core.writes.pipeline import change_row
@@ -21,7 +19,7 @@ from services.events import Publisher
 from services.models import db
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import PASSWORD, add_order, forbid_cancel_with_note
+from tests.integration.screens_fixtures import PASSWORD, add_order, forbid_cancel_with_note, served
 
 pytestmark = pytest.mark.browser
 LIVE_MS = 15_000
@@ -34,11 +32,8 @@ page or the hub's thread for seconds."""
 @pytest.fixture(scope="module")
 def base(screens_site: Site) -> Iterator[str]:
     """The venue site served by a real threaded server."""
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with served(screens_site.app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def sign_in(page: Page, base: str, email: str, target: str = "/connections") -> None:

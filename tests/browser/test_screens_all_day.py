@@ -3,20 +3,18 @@ when a ticket leaves the open states (its socket's push, then the strip fetched 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
-from werkzeug.serving import make_server
 
 from tests.browser.test_screens import LIVE_MS, sign_in, wait_live
 from tests.browser.test_screens_tour import write
 from tests.integration.all_day_fixtures import add_lines, line
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import add_order
+from tests.integration.screens_fixtures import add_order, served
 
 pytestmark = pytest.mark.browser
 
@@ -25,11 +23,8 @@ pytestmark = pytest.mark.browser
 def base(screens_site: Site) -> Iterator[str]:
     """The venue site with order lines, served by a real threaded server."""
     add_lines(screens_site)
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with served(screens_site.app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_the_wall_s_all_day_strip_adds_up_open_tickets_and_follows_a_move(

@@ -5,18 +5,16 @@ move; the plain wall display-only (no links, no bump), the touch wall bumping on
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
-from werkzeug.serving import make_server
 
 from tests.browser.test_screens import LIVE_MS, sign_in, wait_live
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import add_order
+from tests.integration.screens_fixtures import add_order, served
 
 pytestmark = pytest.mark.browser
 BOARD = "/apps/venue/venue/orders"
@@ -25,11 +23,8 @@ BOARD = "/apps/venue/venue/orders"
 @pytest.fixture(scope="module")
 def base(screens_site: Site) -> Iterator[str]:
     """The venue site served by a real threaded server."""
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with served(screens_site.app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def status(site: Site, key: int) -> str:

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 import redis
 from playwright.sync_api import Page, Route, expect
-from werkzeug.serving import make_server
 
 from core.basics.actors import Actor
 from core.writes.pipeline import create_row
@@ -29,7 +28,7 @@ from tests.browser.test_screens import LIVE_MS, sign_in, sweep, wait_live
 from tests.browser.test_screens_wall import record_sweep
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import add_order, forbid_cancel_with_note
+from tests.integration.screens_fixtures import add_order, forbid_cancel_with_note, served
 
 pytestmark = pytest.mark.browser
 WALL = "/apps/venue/venue/orders/wall"
@@ -70,11 +69,8 @@ def base(screens_site: Site) -> Iterator[str]:
         manifest["tables"] = {**manifest["tables"], "orders": orders}
         add_app(db.session, "venue", manifest, replace=True)
     screens_site.app.config["LIVE_WATCH_SECONDS"] = 0.3
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with served(screens_site.app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def smallest_card_text(page: Page) -> float:

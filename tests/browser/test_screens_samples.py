@@ -3,20 +3,18 @@ in another tab loses the sample cards; a row the sweep sets aside joins an open 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Dialog, Page, expect
-from werkzeug.serving import make_server
 
 from core.samples.data import add_sample, remove_sample
 from core.samples.files import read_sample
 from tests.browser.test_screens import LIVE_MS, sign_in, sweep, wait_live
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import add_order, forbid_cancel_with_note
+from tests.integration.screens_fixtures import add_order, forbid_cancel_with_note, served
 
 pytestmark = pytest.mark.browser
 
@@ -24,11 +22,8 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def base(screens_site: Site) -> Iterator[str]:
     """The venue site served by a real threaded server."""
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with served(screens_site.app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_removing_sample_data_clears_the_board_open_in_another_tab(

@@ -7,7 +7,6 @@ app's screens carry one bar of them all."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,6 @@ import axe_playwright_python
 import pytest
 import redis
 from playwright.sync_api import ConsoleMessage, Page, expect
-from werkzeug.serving import make_server
 
 from core.basics.actors import Actor
 from services.events import Publisher
@@ -24,7 +22,7 @@ from services.models import App, db
 from services.writes import write_by_person
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import PASSWORD, add_order, forbid_cancel_with_note
+from tests.integration.screens_fixtures import PASSWORD, add_order, forbid_cancel_with_note, served
 
 pytestmark = pytest.mark.browser
 
@@ -66,11 +64,8 @@ def base(screens_site: Site) -> Iterator[str]:
             "automations": [OFFERED],
         }
         db.session.commit()
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with served(screens_site.app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def watch(page: Page) -> list[str]:

@@ -5,20 +5,18 @@ every page fits at 390 px; signing out closes the open screens of that session."
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
-from werkzeug.serving import make_server
 
 from core.sweep.records import write_sweep
 from tests.browser.test_screens import LIVE_MS, sign_in, sweep, wait_live
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import add_order
+from tests.integration.screens_fixtures import add_order, served
 
 pytestmark = pytest.mark.browser
 BOARD = "/apps/venue/venue/orders"
@@ -28,11 +26,8 @@ BOARD = "/apps/venue/venue/orders"
 def base(screens_site: Site) -> Iterator[str]:
     """The venue site served by a real threaded server; the hub checks the clock each 0.3 s."""
     screens_site.app.config["LIVE_WATCH_SECONDS"] = 0.3
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with served(screens_site.app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def record_sweep(site: Site, minutes_ago: int, moved: int = 0) -> None:

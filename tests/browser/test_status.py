@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from flask import Flask
 from playwright.sync_api import Page, expect
-from werkzeug.serving import make_server
 
 from services.models import db
 from tests.integration.api_fixtures import Site
-from tests.integration.screens_fixtures import PASSWORD
+from tests.integration.screens_fixtures import PASSWORD, served
 from web import create_app
 
 pytestmark = pytest.mark.browser
@@ -22,11 +20,8 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def base(screens_site: Site) -> Iterator[str]:
     """The venue site served by a real threaded server."""
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with served(screens_site.app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def sign_in_to_status(page: Page, base: str) -> None:

@@ -7,7 +7,6 @@ items at 28 px and more, the time larger, column widths fixed."""
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -16,7 +15,6 @@ from pathlib import Path
 import pytest
 import redis
 from playwright.sync_api import Page, expect
-from werkzeug.serving import make_server
 
 from core.basics.actors import Actor
 from core.basics.events import RowEvent
@@ -27,7 +25,7 @@ from tests.browser.test_screens import sign_in, wait_live
 from tests.browser.test_screens_wall import record_sweep
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
-from tests.integration.screens_fixtures import add_order
+from tests.integration.screens_fixtures import add_order, served
 
 pytestmark = pytest.mark.browser
 WALL = "/apps/venue/venue/orders/wall"
@@ -51,11 +49,8 @@ def base(screens_site: Site) -> Iterator[str]:
         manifest["tables"] = {**manifest["tables"], "orders": orders}
         add_app(db.session, "venue", manifest, replace=True)
     screens_site.app.config["LIVE_WATCH_SECONDS"] = 0.3
-    server = make_server("127.0.0.1", 0, screens_site.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with served(screens_site.app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ the web process is subscribed to Redis, so its refetch on open misses no change.
 from __future__ import annotations
 
 import http.client
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -12,11 +11,10 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from simple_websocket import Client, ConnectionClosed
-from werkzeug.serving import make_server
 
 from services.models import db
 from tests.integration.api_fixtures import Site
-from tests.integration.screens_fixtures import sign_in
+from tests.integration.screens_fixtures import served, sign_in
 from web import create_app
 
 pytestmark = pytest.mark.integration
@@ -26,11 +24,8 @@ SOCKET = "/live?screen=connections"
 
 def serve(app: Flask) -> Iterator[str]:
     """An app served by a real threaded server (websockets need one): host:port."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with served(app) as port:
+        yield f"127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")

@@ -78,6 +78,18 @@ def heard(socket: Client, wanted: list[str], within: float) -> tuple[str, float]
     raise AssertionError(f"not all of {wanted!r} within {within} s: {said[:300]!r}")
 
 
+def closed_with(socket: Client, within: float) -> int:
+    """The code the server closes `socket` with, within `within` seconds, after whatever
+    else it says first."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            socket.receive(timeout=max(0.0, deadline - time.monotonic()))
+        except ConnectionClosed as closed:
+            return int(closed.reason)
+    raise AssertionError(f"not closed within {within} s")
+
+
 def test_an_open_board_is_told_redis_does_not_answer_and_redrawn_when_it_does(
     site: Site, host: str, cookie: str, own_redis: RedisOnPort, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -113,6 +125,9 @@ def test_an_open_board_is_told_redis_does_not_answer_and_redrawn_when_it_does(
         with pytest.raises(ConnectionClosed) as closed:
             board.receive(timeout=TOLD_WITHIN)
         assert closed.value.reason == 1011
+        # So is the connections screen's, after its own words. (Closing it here instead would
+        # race the client's own close of the socket under it: a bad file descriptor.)
+        assert closed_with(cards, TOLD_WITHIN + 5.0) == 1011
     finally:
         for socket in (board, cards):
             if socket.connected:
