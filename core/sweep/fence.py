@@ -46,10 +46,15 @@ while it moves; never past the sweep's deadline)."""
 
 
 _TABLE = f"{ADMINIUM_SCHEMA}.fences"
-TAKE_SQL = f"""
+_LEASED = "t.now + make_interval(secs => least(:lease, :deadline))"
+
+
+def take_sql(until: str = _LEASED) -> str:
+    """The statement taking the fence (`TAKE_SQL`), its lease running `until` (an
+    expression of `t.now`, the clock as it is taken)."""
+    return f"""
     INSERT INTO {_TABLE} AS f (connection, holder, token, since, renewed, until, ends)
-    SELECT :fence_connection, :holder, :token, t.now, t.now,
-           t.now + make_interval(secs => least(:lease, :deadline)),
+    SELECT :fence_connection, :holder, :token, t.now, t.now, {until},
            t.now + make_interval(secs => :deadline)
       FROM (SELECT clock_timestamp() AS now) AS t
     ON CONFLICT (connection) DO UPDATE
@@ -58,10 +63,22 @@ TAKE_SQL = f"""
      WHERE f.until <= clock_timestamp()
     RETURNING f.token
     """
+
+
+TAKE_SQL = take_sql()
 """Take the fence unless another sweep's lease runs (a row returned: taken), with the
 parameters `Fence.take_params`; a statement of its own, or a part of one (`WITH taken AS
 (...)`, `core.sweep.records.open_fenced`)."""
 _TAKE = sa.text(TAKE_SQL)
+
+
+def take_and_let_go_when(condition: str) -> str:
+    """`TAKE_SQL` whose lease ends as it is taken when `condition` (an SQL boolean read in
+    the same statement) holds: taken and let go of at once, for a minute that has nothing
+    to do; the lease runs as `TAKE_SQL`'s otherwise."""
+    return take_sql(f"CASE WHEN {condition} THEN t.now ELSE {_LEASED} END")
+
+
 _NO_TABLE = "42P01"
 _HOLDER = sa.text(f"SELECT holder, since FROM {_TABLE} WHERE connection = :connection")
 _RENEW = sa.text(

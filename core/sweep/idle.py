@@ -6,8 +6,9 @@ hours read before the search, no holds to give back, no reminders to queue), ask
 statement that takes its fence whether any row is a candidate of its search (each
 stream's first page, `core.sweep.due_streams`, limited to one row) and reads the next due
 moment beside it (`core.sweep.next_due`). When no row is a candidate and no row of its
-apps is set aside, the search could find nothing: the sweep skips it and closes its
-record (two statements an idle minute, not three). Any other sweep searches as before.
+apps is set aside, the search could find nothing: the minute is calm, and that same
+statement writes its record closed and lets go of its fence (one statement an idle
+minute, `core.sweep.records.open_fenced`). Any other sweep searches as before.
 
 The check reads the apps' tables inside the connection's own statement, so an app whose
 tables the statement cannot read (its manifest names what they lack) would stop the
@@ -34,23 +35,20 @@ from core.sweep.next_due import NextDueRead
 
 @dataclass(frozen=True)
 class IdleCheck:
-    """The opening statement's extra columns: one EXISTS per stream (a candidate row), then
-    the next-due reads; their parameters at this sweep's `now`; how to read their values."""
+    """What the opening statement asks: one EXISTS per stream (a candidate row), which tell
+    whether the minute is calm (`core.sweep.records.open_fenced`), then the next-due reads
+    read beside; their parameters at this sweep's `now`; how to read the next due moment."""
 
-    columns: tuple[Any, ...]
+    candidates: tuple[Any, ...]
+    reads: tuple[Any, ...]
     params: dict[str, Any]
-    streams: int
     hint: NextDueRead
 
-    def idle(self, values: Sequence[Any]) -> bool:
-        """Whether no stream has a candidate row (the search would find nothing)."""
-        return not any(values[: self.streams])
-
     def next_due(self, values: Sequence[Any]) -> datetime | None:
-        """The next due moment from the values read beside."""
+        """The next due moment from the values of `reads`."""
         if not self.hint.needs_read:
             return self.hint.answer()
-        return self.hint.answer(tuple(values[self.streams :]))
+        return self.hint.answer(tuple(values))
 
 
 @dataclass(frozen=True)
@@ -151,8 +149,7 @@ def idle_check(stores: Sequence[Store], now: datetime) -> IdleCheck | None:
                     params[f"idle_hint_{len(floors)}"] = stream.hint_bound
                     floors.append(stream.floor)
     if plan.unbounded:
-        first = NextDueRead(now, unbounded=True)
-        return IdleCheck(plan.candidates, params, len(plan.candidates), first)
+        return IdleCheck(plan.candidates, (), params, NextDueRead(now, unbounded=True))
     hint = NextDueRead(now, plan.reads, tuple(floors))
     reads = plan.reads if hint.needs_read else ()
-    return IdleCheck(plan.candidates + reads, params, len(plan.candidates), hint)
+    return IdleCheck(plan.candidates, reads, params, hint)

@@ -31,7 +31,8 @@ from core.store.schema import (
     set_aside,
     sweeps,
 )
-from core.sweep.fence import LET_GO_SQL, TAKE_SQL, Fence, autocommit
+from core.sweep.fence import LET_GO_SQL, TAKE_SQL, Fence, autocommit, take_and_let_go_when
+from core.sweep.report import SweepOutcome
 
 STOPPED = "stopped"
 WENT_AWAY = "the worker went away"
@@ -114,16 +115,44 @@ def _unhurried() -> sa.ColumnElement[bool]:
     return sa.select(setting).scalar_subquery().is_not(None)
 
 
-def _open_fenced(fingerprints: bool) -> sa.Select[Any]:
+_CALM_READ = "(SELECT NOT (calm.aside OR calm.due) FROM calm)"
+"""Whether the minute is calm, read of the opening statement's CTE `calm`: no row of the
+apps set aside and no row a candidate of their search (`core.sweep.idle`)."""
+
+
+def _open_fenced(fingerprints: bool, candidates: tuple[Any, ...] = ()) -> sa.Select[Any]:
     """The fence taken (`TAKE_SQL`) and, only when it was, the connection's records of
     sweeps that went away closed and the minute's record opened: one statement, made once
     (its values are parameters: `record_connection`, `record_at`, and the fence's); with
-    `fingerprints`, the apps' catalogue fingerprints read beside (`record_catalogue`)."""
-    taken = sa.text(TAKE_SQL).columns(sa.column("token")).cte("taken")
-    took = sa.select(taken.c.token).exists()
+    `fingerprints`, the apps' catalogue fingerprints read beside (`record_catalogue`).
+
+    With `candidates` (one EXISTS per stream of the apps' search, `core.sweep.idle`), the
+    statement also tells whether the minute is calm: no row a candidate and none of the
+    apps' rows set aside, so the search would find nothing. A calm minute is done in this
+    one statement: its record is written closed (`done`, nothing counted, `took_ms` the
+    sweep's time until it sent the statement, `record_took_ms`, and the statement's own)
+    and its fence let go of as it is taken; a minute that is not calm opens as before."""
     connection = sa.bindparam("record_connection", type_=sa.Text)
+    # Whether the apps have rows set aside: when none, the sweep need not read them.
+    aside = sa.exists().where(set_aside.c.app.in_(sa.bindparam("record_apps", expanding=True)))
+    calm: sa.CTE | None = None
+    if candidates:
+        due = sa.or_(*candidates)
+        calm = sa.select(aside.label("aside"), due.label("due")).cte("calm")
+        take = take_and_let_go_when(_CALM_READ)
+        is_calm: sa.ColumnElement[Any] = sa.select(~(calm.c.aside | calm.c.due)).scalar_subquery()
+    else:
+        take, is_calm = TAKE_SQL, sa.false()
+    taken = sa.text(take).columns(sa.column("token")).cte("taken")
+    took = sa.select(taken.c.token).exists()
     gone = close_gone(connection).where(took).returning(sweeps.c.id).cte("gone")
     values = _opening(connection, sa.bindparam("record_at", type_=sweeps.c.at.type))
+    if calm is not None:
+        # The statement's own time, added to what the sweep took before it sent it.
+        own = sa.extract("epoch", sa.func.clock_timestamp() - sa.func.statement_timestamp())
+        took_ms = sa.bindparam("record_took_ms", type_=sa.Float) + own * 1000
+        values["outcome"] = sa.case((is_calm, SweepOutcome.done.value), else_=RUNNING)
+        values["took_ms"] = sa.case((is_calm, took_ms), else_=sa.literal(0.0, sa.Float))
     row = sa.select(
         *(
             value if isinstance(value, sa.ColumnElement) else sa.literal(value, sweeps.c[name].type)
@@ -131,8 +160,6 @@ def _open_fenced(fingerprints: bool) -> sa.Select[Any]:
         )
     ).where(took)
     opened = sa.insert(sweeps).from_select(list(values), row).returning(sweeps.c.id).cte("opened")
-    # Whether the apps have rows set aside: when none, the sweep need not read them.
-    aside = sa.exists().where(set_aside.c.app.in_(sa.bindparam("record_apps", expanding=True)))
     # Each app's tables' catalogue fingerprint, read beside: the comparison of an app with
     # its tables runs again only when it moves (`services.agreement`), at no round trip.
     # Asked for one minute in five: the other minutes' statement leaves it out, for its
@@ -140,12 +167,17 @@ def _open_fenced(fingerprints: bool) -> sa.Select[Any]:
     # prepares nothing: 1.0 ms with it, 0.3 without, docs/operations.md).
     catalogue = fingerprints_read("record_catalogue").columns(sa.column("fingerprints", JSONB))
     read = catalogue.scalar_subquery() if fingerprints else sa.null()
-    # Every data-modifying WITH runs, read or not; `taken` is read by the others.
-    return (
-        sa.select(sa.select(opened.c.id).scalar_subquery(), aside, read)
-        .where(_unhurried())
-        .add_cte(gone)
-    )
+    # Every data-modifying WITH runs, read or not; `taken` is read by the others, and
+    # `calm` (named first: `taken` reads it) by `taken` and `opened`.
+    opening = sa.select(
+        sa.select(opened.c.id).scalar_subquery(),
+        sa.select(calm.c.aside).scalar_subquery() if calm is not None else aside,
+        read,
+        is_calm,
+    ).where(_unhurried())
+    if calm is not None:
+        opening = opening.add_cte(calm)
+    return opening.add_cte(gone)
 
 
 _OPEN_FENCED = {asked: _open_fenced(asked) for asked in (False, True)}
@@ -163,30 +195,38 @@ the fence let go of (`LET_GO_SQL`): one statement, made once."""
 class Opened:
     """A sweep's record opened with its fence taken: its id, whether its apps had rows set
     aside as it started (none: the sweep need not read them), and each app's tables'
-    catalogue fingerprint (`core.agreement.catalogue`) of those asked for."""
+    catalogue fingerprint (`core.agreement.catalogue`) of those asked for; `calm`, whether
+    the statement found nothing to do and so wrote the record closed and let go of the
+    fence (asked with `candidates`)."""
 
     record_id: int
     set_aside: bool
     fingerprints: Mapping[str, str] = field(default_factory=dict)
     beside: tuple[Any, ...] = ()
     """The values of the columns asked beside (`core.sweep.idle`), in their order."""
+    calm: bool = False
 
 
-_BESIDE: dict[tuple[Any, ...], sa.Select[Any]] = {}
-_BESIDE_KEPT = 2000
-"""How many sets of beside columns keep their opening statement made (one per connection's
-set of apps: `core.sweep.idle` makes its columns once)."""
+_OPENINGS: dict[tuple[Any, ...], sa.Select[Any]] = {}
+_OPENINGS_KEPT = 2000
+"""How many opening statements with candidates and beside columns are kept made (one per
+connection's set of apps: `core.sweep.idle` makes its columns once)."""
 
 
-def _with_beside(opening: sa.Select[Any], beside: tuple[Any, ...]) -> sa.Select[Any]:
-    """The opening statement with these columns read beside, made once for them (its cache
-    key then worked out once)."""
-    key = (id(opening), *(id(column) for column in beside))
-    found = _BESIDE.get(key)
+def _opening_with(
+    fingerprints: bool, candidates: tuple[Any, ...], beside: tuple[Any, ...]
+) -> sa.Select[Any]:
+    """The opening statement with these candidates and these columns read beside, made once
+    for them (its cache key then worked out once)."""
+    if not candidates and not beside:
+        return _OPEN_FENCED[fingerprints]
+    key = (fingerprints, *(id(c) for c in candidates), None, *(id(c) for c in beside))
+    found = _OPENINGS.get(key)
     if found is None:
-        if len(_BESIDE) >= _BESIDE_KEPT:
-            _BESIDE.clear()
-        found = _BESIDE[key] = opening.add_columns(*beside)
+        if len(_OPENINGS) >= _OPENINGS_KEPT:
+            _OPENINGS.clear()
+        opening = _open_fenced(fingerprints, candidates)
+        found = _OPENINGS[key] = opening.add_columns(*beside) if beside else opening
     return found
 
 
@@ -196,36 +236,50 @@ def open_fenced(
     at: datetime,
     apps: Sequence[str],
     catalogue: Mapping[str, Sequence[str]] | None = None,
+    candidates: Sequence[Any] = (),
     beside: Sequence[Any] = (),
-    beside_params: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    took_ms: float = 0.0,
 ) -> Opened | None:
     """Take the fence and record the sweep's minute as it starts, in one autocommitted
     statement (one round trip): the record, or None when another sweep's lease runs
     (nothing written; `fence.turned_away_by` says who). The connection's records of sweeps
     that went away are closed by it too, only when the fence was taken. `catalogue` names
     each app's tables (`core.agreement.catalogue.qualified`) whose fingerprint is read;
-    `beside`, scalar columns read in the same statement (`Opened.beside`), with their
-    parameters `beside_params` (the statement is made once for the same columns)."""
-    params = {
+    `candidates`, the EXISTS of each stream of the apps' search: when none holds and no row
+    is set aside, the minute is calm and done in this statement (`Opened.calm`: the record
+    closed, `took_ms` the sweep's time so far, and the fence let go of); `beside`, scalar
+    columns read in the same statement (`Opened.beside`); `params`, the parameters of
+    both (the statement is made once for the same columns)."""
+    statement_params = {
         **fence.take_params,
+        **(params or {}),
         "record_connection": fence.connection,
         "record_at": at,
         "record_apps": list(apps),
     }
+    if candidates:
+        statement_params["record_took_ms"] = took_ms
     if catalogue is not None:
-        params["record_catalogue"] = json.dumps({app: list(t) for app, t in catalogue.items()})
-    opening = _OPEN_FENCED[catalogue is not None]
-    if beside:
-        opening = _with_beside(opening, tuple(beside))
-        params.update(beside_params or {})
+        statement_params["record_catalogue"] = json.dumps(
+            {app: list(t) for app, t in catalogue.items()}
+        )
+    opening = _opening_with(catalogue is not None, tuple(candidates), tuple(beside))
 
     def take() -> Opened | None:
-        record_id, aside, fingerprints, *values = conn.execute(opening, params).one()
+        record_id, aside, fingerprints, calm, *values = conn.execute(
+            opening, statement_params
+        ).one()
         if record_id is None:
             return None
-        return Opened(int(record_id), bool(aside), dict(fingerprints or {}), tuple(values))
+        return Opened(
+            int(record_id), bool(aside), dict(fingerprints or {}), tuple(values), bool(calm)
+        )
 
-    return fence.take_with(conn, take)
+    opened = fence.take_with(conn, take)
+    if opened is not None and opened.calm:
+        fence.taken = False
+    return opened
 
 
 def close_fenced(conn: Connection, fence: Fence, record_id: int, values: Mapping[str, Any]) -> None:

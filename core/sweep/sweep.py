@@ -92,26 +92,22 @@ def sweep_connection(
                 if dry_run:
                     opened = None
                 else:
-                    opened, check = _open(conn, fence, now, apps, catalogue, check)
+                    opened, check = _open(run, conn, fence, apps, catalogue, check)
                 run.fingerprints = dict(opened.fingerprints) if opened else {}
                 if not dry_run and opened is None:
                     held_by = fence.turned_away_by
                     sentence = held_by.sentence() if held_by else "fence held by another sweep"
                     log.info("sweep of connection %s skipped: %s", connection, sentence)
                     report = run.report(SweepOutcome.fenced, sentence)
+                elif opened is not None and opened.calm and check is not None:
+                    # Nothing a candidate, nothing set aside: the search would find nothing,
+                    # and the opening statement closed the record and let go of the fence.
+                    run.next_due = check.next_due(opened.beside)
+                    report = run.report(SweepOutcome.done)
+                    closed = True
                 else:
                     aside = opened is None or opened.set_aside
-                    if (
-                        check is not None
-                        and opened is not None
-                        and not aside
-                        and check.idle(opened.beside)
-                    ):
-                        # Nothing a candidate, nothing set aside: the search finds nothing.
-                        run.next_due = check.next_due(opened.beside)
-                        outcome = SweepOutcome.done
-                    else:
-                        outcome = _run(run, conn, stores, fence, limit, deadline, on_moved, aside)
+                    outcome = _run(run, conn, stores, fence, limit, deadline, on_moved, aside)
                     stopped = _every_app_stopped(run, stores)
                     report = run.report(SweepOutcome.stopped if stopped else outcome, stopped)
                     if opened is not None:
@@ -131,21 +127,26 @@ def sweep_connection(
 
 
 def _open(
+    run: SweepRun,
     conn: Connection,
     fence: Fence,
-    now: datetime,
     apps: list[str],
     catalogue: dict[str, list[str]] | None,
     check: IdleCheck | None,
 ) -> tuple[Opened | None, IdleCheck | None]:
     """The opening statement (`open_fenced`), with the check of whether there is anything to
-    do when there is one; the record, and the check that was read. An app's error in the
-    check (its tables lack what its manifest names) opens again without it: the search
-    finds whose fault it is, in each app's boundary."""
+    do when there is one (a calm minute is done in it); the record, and the check that was
+    read. An app's error in the check (its tables lack what its manifest names) opens again
+    without it: the search finds whose fault it is, in each app's boundary."""
+    now = run.now
     if check is None:
         return open_fenced(conn, fence, now, apps, catalogue), None
     try:
-        return open_fenced(conn, fence, now, apps, catalogue, check.columns, check.params), check
+        took_ms = (run.clock() - run.started) * 1000
+        opened = open_fenced(
+            conn, fence, now, apps, catalogue, check.candidates, check.reads, check.params, took_ms
+        )
+        return opened, check
     except sa.exc.DBAPIError as error:
         if is_connections(error) or conn.invalidated:
             raise

@@ -1,7 +1,9 @@
-"""An idle sweep's bookkeeping is a statement at each end: the fence taken with the minute's
-record opened (and, beside, whether any row is a candidate and the next due moment:
-`core.sweep.idle`), then the record closed with the fence let go of, each autocommitted;
-its reads are autocommitted too, and nothing it sets outlives its own transaction."""
+"""An idle sweep's bookkeeping is one statement: the fence taken and let go of, the
+minute's record written closed, when no row is a candidate and none is set aside (and,
+beside, the next due moment: `core.sweep.idle`). Any other sweep's is a statement at each
+end: the fence taken with the record opened, then the record closed with the fence let go
+of, each autocommitted; its reads are autocommitted too, and nothing it sets outlives its
+own transaction."""
 
 from __future__ import annotations
 
@@ -59,25 +61,43 @@ def sent(engine: sa.Engine) -> Iterator[list[str]]:
             sa.event.remove(engine, name, listener)
 
 
-def test_an_idle_sweep_sends_two_statements_and_no_transaction_of_its_own(shop: Shop) -> None:
+def test_an_idle_sweep_sends_one_statement_and_no_transaction_of_its_own(shop: Shop) -> None:
     shop.order(NOW + timedelta(hours=2))  # placed for later: nothing due
     shop.sweep(NOW - timedelta(minutes=1))  # a first sweep: pools, statements warm
     with sent(shop.engine) as seen:
         report = shop.sweep(NOW)
     assert report.outcome is SweepOutcome.done
     assert report.next_due == NOW + timedelta(hours=2)
-    # Fence and record, with no row a candidate and the next due moment beside them;
-    # record and fence. No search of its own, no settings: the shop's timed moment reads
-    # only the row's own column.
-    assert len(seen) == 2, seen
-    assert seen[0].startswith("WITH taken AS")
-    assert seen[1].startswith("WITH let_go AS")
+    # Fence taken and let go of, record written closed, with no row a candidate and the
+    # next due moment beside them. No search of its own, no settings: the shop's timed
+    # moment reads only the row's own column.
+    assert len(seen) == 1, seen
+    assert seen[0].startswith("WITH calm AS")
     assert not {"BEGIN", "COMMIT", "ROLLBACK"} & set(seen)
     last = shop.sweeps()[-1]
-    assert (last["outcome"], last["at"], last["moved"]) == ("done", NOW, 0)
-    # The fence was let go of with the record closed: the next sweep takes it at once.
+    assert (last["outcome"], last["at"], last["moved"], last["error"]) == ("done", NOW, 0, None)
+    # The sweep's time until it sent the statement, and the statement's own: not nothing,
+    # and no more than the whole sweep took.
+    assert 0 < last["took_ms"] <= report.took_ms
+    # The fence was let go of as it was taken: the next sweep takes it at once.
     with shop.engine.connect() as conn:
         assert Fence("shop", deadline=50.0).acquire(conn)
+
+
+def test_a_row_set_aside_keeps_a_minute_from_being_calm(shop: Shop) -> None:
+    shop.sql(VIP_CONSTRAINT)
+    aside = shop.order(NOW - timedelta(minutes=5), note="vip")
+    assert [r.due.key for r in shop.sweep(NOW).set_aside] == [aside]
+    # Its row out of the search's reach (its state left as it is, its moment later), the
+    # record stays: the minute is not calm, the records are read and the row forgotten.
+    shop.sql(
+        "UPDATE orders SET due_at = :later WHERE id = :k", later=NOW + timedelta(hours=5), k=aside
+    )
+    with sent(shop.engine) as seen:
+        report = shop.sweep(NOW + timedelta(minutes=1))
+    assert report.outcome is SweepOutcome.done
+    assert len(seen) > 1 and seen[-1].startswith("WITH let_go AS"), seen
+    assert shop.sweeps()[-1]["outcome"] == "done"
 
 
 def test_a_sweep_with_a_row_due_searches_after_its_opening_statement(shop: Shop) -> None:
@@ -87,7 +107,7 @@ def test_a_sweep_with_a_row_due_searches_after_its_opening_statement(shop: Shop)
         report = shop.sweep(NOW)
     assert [d.key for d in report.moved] == [late]
     assert report.next_due == NOW + timedelta(hours=1)
-    assert seen[0].startswith("WITH taken AS")
+    assert seen[0].startswith("WITH calm AS")
     assert seen[1].startswith("SELECT beside.beside_0, page.id, page.status, page.due_at")
 
 
