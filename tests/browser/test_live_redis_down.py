@@ -92,3 +92,9 @@ def test_the_board_says_redis_does_not_answer_and_is_redrawn_when_it_does(
     wait_live(page)
     assert header_says(page) == '"● live"'
     expect(page.locator("header .clock-state")).to_have_text(" · clock running", timeout=REDRAWN_MS)
+    # The header asks for its clock state again whenever the socket opens or the page is
+    # back: a state left stale in it (a push that raced Redis coming back) is read anew.
+    page.evaluate("document.querySelector('header .clock-state').textContent = ' · stale'")
+    with page.expect_response(lambda answer: answer.url.endswith("/connections/venue/clock-state")):
+        page.evaluate("htmx.trigger(document.body, 'adminium:back')")
+    expect(page.locator("header .clock-state")).to_have_text(" · clock running")

@@ -212,3 +212,27 @@ def test_a_board_search_that_finds_nothing_says_so(
     )
     found = signed_in("staff").get("/apps/venue/venue/orders?q=door").text
     assert 'class="empty-search"' not in found
+
+
+def test_the_header_s_clock_state_is_read_afresh_for_a_signed_in_user(
+    night: Night, signed_in: Callable[[str], FlaskClient], screens_site: Site
+) -> None:
+    # 20:09:30 UTC, the last sweep at 20:08: running. A screen asks for it as its socket opens.
+    state = signed_in("staff").get("/connections/venue/clock-state")
+    assert state.status_code == 200
+    assert '<span class="clock-state running clock-state-venue"' in state.text
+    assert "· clock running</span>" in state.text
+    # The span asks for itself again at the next open: its trigger stays when it is swapped.
+    assert 'hx-get="/connections/venue/clock-state"' in state.text
+    assert 'hx-trigger="htmx:wsOpen from:body, adminium:back from:body"' in state.text
+    # Nothing swept since 20:08 and the clock at 20:19: stalled, as the header then says.
+    screens_site.clock.now = at("2026-07-08 20:19")
+    try:
+        stalled = signed_in("staff").get("/connections/venue/clock-state").text
+    finally:
+        screens_site.clock.now = at("2026-07-08 20:09:30")
+    assert '<span class="clock-state stalled clock-state-venue"' in stalled
+    assert signed_in("staff").get("/connections/nowhere/clock-state").status_code == 404
+    unsigned = screens_site.app.test_client().get("/connections/venue/clock-state")
+    assert unsigned.status_code == 302 and unsigned.location.startswith("/signin")
+    assert "<span" not in unsigned.text

@@ -48,6 +48,17 @@ def clock_log_context(name: str) -> dict[str, Any]:
     }
 
 
+@bp.get("/connections/<name>/clock-state")
+def show_clock_state(name: str) -> str:
+    """The header's clock state of a connection as it reads now: a screen asks for it again
+    whenever its socket opens (a change pushed while it was closed, or a push that raced
+    Redis coming back, is not left in the header)."""
+    connection, _ = screen_connection(name)
+    return render_template(
+        "screens/_clock_state.html", connection=connection, state=clock_state(connection, True)
+    )
+
+
 @bp.get("/connections/<name>/clock")
 def show_clock_log(name: str) -> str:
     """The clock's log page (htmx asks for its list alone)."""
