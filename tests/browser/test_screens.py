@@ -3,6 +3,7 @@ row fixed by hand leaving its list, a paused connection the board names; a scree
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -52,6 +53,18 @@ def sign_in(page: Page, base: str, email: str, target: str = "/connections") -> 
 def wait_live(page: Page) -> None:
     """Wait until the screen's socket is open (and its refetch made)."""
     expect(page.locator("body[data-live=open]")).to_have_count(1)
+
+
+def wait_registered(site: Site, view: str = "") -> None:
+    """Wait until the web's hub holds an open socket of a board drawn as `view` ("", "wall",
+    "touch"): a page says it is live as its handshake is answered, a moment before the server
+    adds its socket to the hub (`Hub.register`), so a close of every socket sent in between
+    would miss it. Bounded by LIVE_MS."""
+    hub = site.app.extensions["adminium.live"]
+    deadline = time.monotonic() + LIVE_MS / 1000
+    while not any(screen.view == view for screen, _ in list(hub.sockets.values())):
+        assert time.monotonic() < deadline, f"no socket of a {view or 'board'} view registered"
+        time.sleep(0.01)
 
 
 def sweep(site: Site, redis_url: str, when: str) -> None:
