@@ -498,7 +498,12 @@ function newTickets(added) {
     ticketsSeen.add(card.id);
     if (card.classList.contains("final")) { return; }
     card.classList.add("new");
-    setTimeout(() => card.classList.remove("new"), 6000);
+    flashing.set(card.id, Date.now() + FLASH_MS);
+    setTimeout(() => {
+      flashing.delete(card.id);
+      const drawn = document.getElementById(card.id); // the card as the page now draws it
+      if (drawn) { drawn.classList.remove("new"); }
+    }, FLASH_MS);
     const column = card.closest(".column");
     if (column) { column.dataset.show = card.id; }
     pageWall();
@@ -507,7 +512,16 @@ function newTickets(added) {
     chime("new");
   });
 }
+// A new ticket flashes for FLASH_MS whatever redraws it meanwhile (a refetch of the columns
+// landing just after the push draws the card afresh, without its class).
+const FLASH_MS = 6000;
+const flashing = new Map(); // card id -> when its flash ends (Date.now())
 function noteTickets() {
+  const now = Date.now();
+  flashing.forEach((until, id) => {
+    const drawn = document.getElementById(id);
+    if (drawn && until > now) { drawn.classList.add("new"); }
+  });
   const cards = Array.from(document.querySelectorAll(".card[id]"));
   if (ticketsSeen === null) {
     ticketsSeen = new Set(cards.map((card) => card.id));
