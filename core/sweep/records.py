@@ -225,7 +225,10 @@ def _opening_with(
     if found is None:
         if len(_OPENINGS) >= _OPENINGS_KEPT:
             _OPENINGS.clear()
-        opening = _open_fenced(fingerprints, candidates)
+        # Without candidates the opening is the one made once (`_OPEN_FENCED`), not a copy.
+        opening = (
+            _open_fenced(fingerprints, candidates) if candidates else _OPEN_FENCED[fingerprints]
+        )
         found = _OPENINGS[key] = opening.add_columns(*beside) if beside else opening
     return found
 
