@@ -13,8 +13,9 @@ never a sweep.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 import redis
 
@@ -42,19 +43,34 @@ def hint_writes(
 ) -> None:
     """After writes through the pipeline: the connection's hint made earlier when a row
     written falls due sooner (ZADD LT: a later moment leaves an earlier hint as it is)."""
-    if publisher.client is None or not store.connection:
+    if publisher.client is None:
         return
+    hint = writes_hint(store, results, now)
+    if hint is None:
+        return
+    try:
+        hint(publisher.client)
+    except redis.RedisError as error:
+        log.warning("due hint of connection %s not kept: %s", store.connection, error)
+
+
+def writes_hint(
+    store: Store, results: Iterable[WriteResult], now: datetime
+) -> Callable[[Any], object] | None:
+    """The hint `hint_writes` leaves, as the command that leaves it on a client or a
+    pipeline (a person's write sends it in the pipeline of its events); None when no row
+    written falls due by a timed move."""
+    if not store.connection:
+        return None
     moments = [
         moment
         for result in results
         if (moment := row_due(store, result.table, result.row, now)) is not None
     ]
     if not moments:
-        return
-    try:
-        publisher.client.zadd(HINTS, {store.connection: min(moments).timestamp()}, lt=True)
-    except redis.RedisError as error:
-        log.warning("due hint of connection %s not kept: %s", store.connection, error)
+        return None
+    connection, at = store.connection, min(moments).timestamp()
+    return lambda client: client.zadd(HINTS, {connection: at}, lt=True)
 
 
 def due_first(

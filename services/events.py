@@ -55,14 +55,20 @@ class Publisher:
         self.close()
 
     def rows(
-        self, events: Iterable[RowEvent], extra: Mapping[str, Any] | None = None, what: str = ""
+        self,
+        events: Iterable[RowEvent],
+        extra: Mapping[str, Any] | None = None,
+        what: str = "",
+        *,
+        also: Callable[[Any], object] | None = None,
     ) -> None:
         """Each event as JSON on its connection's channel; `extra` joins every event's JSON:
         `{"set_aside": True}` for a row the sweep set aside, `{"removed": True}` for a
-        sample row removed."""
+        sample row removed. `also` adds its commands to the same pipeline (a write's due
+        hint): one round trip to Redis."""
         events = list(events)
-        if events:
-            self._send(lambda c: _publish_rows(c, events, extra), what or "row events")
+        if events or also is not None:
+            self._send(lambda c: _publish_rows(c, events, extra, also), what or "row events")
 
     def pause(self, connection: str, paused: bool) -> None:
         """Tell a connection's open screens that it was paused or resumed."""
@@ -89,11 +95,16 @@ NO_PUBLISHER = Publisher(None)
 
 
 def _publish_rows(
-    client: redis.Redis, events: list[RowEvent], extra: Mapping[str, Any] | None
+    client: redis.Redis,
+    events: list[RowEvent],
+    extra: Mapping[str, Any] | None,
+    also: Callable[[Any], object] | None = None,
 ) -> None:
     with client.pipeline(transaction=False) as pipe:
         for event in events:
             body = {**event.as_dict(), **(extra or {})}
             pipe.publish(events_channel(event.connection), json.dumps(body, default=str))
+        if also is not None:
+            also(pipe)
         pipe.execute()
     log.debug("published %s row events", len(events))

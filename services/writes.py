@@ -20,7 +20,7 @@ from core.store.store import Store
 from core.writes.pipeline import WriteResult, change_row, create_row
 from core.writes.request import WriteRequest
 from services.deliveries import deliveries_queued
-from services.due_hints import hint_writes
+from services.due_hints import hint_writes, writes_hint
 from services.events import Publisher
 from services.outbox import mail_queued
 
@@ -53,10 +53,7 @@ def write_by_person(
         commit_clock=clock,
     )
     result = create_row(store, request) if key is None else change_row(store, request)
-    publisher.rows(result.events, what=f"row events of {table} key={result.key}")
-    mail_queued(publisher, result)
-    deliveries_queued(publisher, result)
-    hint_writes(publisher, store, [result], request.now)
+    _tell(publisher, store, result, request.now)
     log.info(
         "%s.%s key=%s written by %s%s",
         store.app.name,
@@ -93,12 +90,19 @@ def write_by_guest(
         expect={column: value},
     )
     result = change_row(store, request)
-    publisher.rows(result.events, what=f"row events of {table} key={result.key}")
-    mail_queued(publisher, result)
-    deliveries_queued(publisher, result)
-    hint_writes(publisher, store, [result], request.now)
+    _tell(publisher, store, result, request.now)
     log.info("%s.%s key=%s moved to %s by a guest", store.app.name, table, result.key, to)
     return result
+
+
+def _tell(publisher: Publisher, store: Store, result: WriteResult, now: datetime) -> None:
+    """After one write's commit: its events and the connection's due hint in one pipeline
+    (one round trip to Redis), then the drains of what it queued."""
+    hint = writes_hint(store, [result], now)
+    what = f"row events of {result.table} key={result.key}" + (" and its due hint" if hint else "")
+    publisher.rows(result.events, what=what, also=hint)
+    mail_queued(publisher, result)
+    deliveries_queued(publisher, result)
 
 
 @dataclass(frozen=True)

@@ -209,6 +209,23 @@ def scale_words(column: Column) -> str | None:
     )
 
 
+_SPEC_TEXTS: dict[int, tuple[Table, str]] = {}
+"""A table spec's JSON by the spec object (held, so its id is not reused while here)."""
+
+
+def _spec_text(spec: Table) -> str:
+    """The spec's JSON, the key of the models built from it: dumped once per spec object
+    (a manifest parsed again is a new object), not at each write (~0.1 ms a dump)."""
+    kept = _SPEC_TEXTS.get(id(spec))
+    if kept is not None and kept[0] is spec:
+        return kept[1]
+    if len(_SPEC_TEXTS) >= 1024:
+        _SPEC_TEXTS.clear()
+    text = spec.model_dump_json(by_alias=True)
+    _SPEC_TEXTS[id(spec)] = (spec, text)
+    return text
+
+
 @functools.lru_cache(maxsize=1024)
 def _model(table: str, spec_json: str, kind: Kind, partial: bool) -> type[BaseModel]:
     spec = Table.model_validate_json(spec_json)
@@ -240,7 +257,7 @@ def _model(table: str, spec_json: str, kind: Kind, partial: bool) -> type[BaseMo
 def values_model(table: str, spec: Table, kind: Kind, *, partial: bool = False) -> type[BaseModel]:
     """The model of a table's `values` for one kind of write (built once per manifest);
     `partial`: no column required (the pipeline refuses another name first)."""
-    return _model(table, spec.model_dump_json(by_alias=True), kind, partial)
+    return _model(table, _spec_text(spec), kind, partial)
 
 
 def values_schema(table: str, spec: Table, kind: Kind) -> dict[str, Any]:
@@ -281,7 +298,7 @@ def values_in(table: str, spec: Table, kind: Kind, raw: dict[str, Any]) -> dict[
     known = {name: value for name, value in raw.items() if name in names}
     # A column this writer may not send is typed all the same, before any rule decides
     # what to drop: a late flag's `"yes"` is refused as no true or false, not dropped.
-    others = _other_columns(table, spec.model_dump_json(by_alias=True), kind)
+    others = _other_columns(table, _spec_text(spec), kind)
     for name, value in raw.items():
         if name in others and value is not None:
             try:

@@ -101,3 +101,55 @@ def test_the_tick_enqueues_the_connections_with_something_due_first(
     finally:
         client.zrem(HINTS, a, b, c)
         ENGINES.clear()
+
+
+def test_a_persons_write_sends_its_events_and_its_hint_in_one_round_trip(
+    client: redis.Redis,
+    control: str,
+    make_database: Callable[[], str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The write's row event reaches a subscriber and its due hint is left, and the two
+    took one connection from the client's pool: one round trip to Redis, not two."""
+    name = f"h{uuid.uuid4().hex[:8]}"
+    url = make_database()
+    with open_session(control) as session:
+        add_connection(session, name, url, "Europe/London")
+        add_app(session, name, SHOP, create_tables=True)
+        app = lookup_app(session, name, "shop")
+        assert app is not None
+        store = app_store(app)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO settings DEFAULT VALUES")
+    listener = client.pubsub()
+    listener.subscribe(f"adminium:rows:{name}")
+    assert listener.get_message(timeout=5)["type"] == "subscribe"  # type: ignore[index]
+    taken: list[object] = []
+    pool = client.connection_pool
+    real_get = pool.get_connection
+
+    def counted(*args: object, **kwargs: object) -> object:
+        taken.append(args)
+        return real_get(*args, **kwargs)
+
+    due = datetime.now(UTC) + timedelta(minutes=30)
+    try:
+        monkeypatch.setattr(pool, "get_connection", counted)
+        written = write_by_person(
+            store,
+            "orders",
+            actor=Actor.person("staff@example.com", {"manager"}),
+            clock=lambda: datetime.now(UTC),
+            publisher=Publisher(client),
+            values={"due_at": due},
+        )
+        monkeypatch.undo()
+        assert len(taken) == 1
+        assert client.zscore(HINTS, name) == pytest.approx(due.timestamp())
+        message = listener.get_message(timeout=5)
+        assert message is not None and message["type"] == "message"
+        assert f'"key": {written.key}' in message["data"].decode()
+    finally:
+        listener.close()
+        client.zrem(HINTS, name)
+        ENGINES.clear()
