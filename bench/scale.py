@@ -134,9 +134,9 @@ def next_minute(lead: float) -> datetime:
 
 def advised_workers(connections: int, rows_due: int, own_databases: bool = False) -> int:
     """docs/operations.md, Running at scale: one worker per 1,500 idle connections sharing
-    databases (600 on databases of their own), one more per ~5,000 rows due in the same
-    minute, and never fewer than two."""
-    per = 600 if own_databases else 1500
+    databases (800 on databases of their own reached directly), one more per ~5,000 rows
+    due in the same minute, and never fewer than two."""
+    per = 800 if own_databases else 1500
     return max(2, math.ceil(connections / per) + math.ceil(rows_due / 5000))
 
 
