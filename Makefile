@@ -59,7 +59,8 @@ pgbouncer:
 
 # The suite runs on TEST_WORKERS pytest-xdist workers, each test file on one worker (its
 # module's site is built once) and the browser tests together on one (tests/conftest.py); each worker has a Redis of its own (tests/conftest.py).
-# TEST_WORKERS=0 runs it in this one process.
+# TEST_WORKERS=0 runs it in this one process. Three on a 2-core machine: much of the suite
+# waits (a minute's turn, a failover, a browser's answer), and a third worker uses that time.
 TEST_WORKERS ?= 3
 test: lint chromium pgbouncer
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup

@@ -54,7 +54,7 @@ def server_database_url(embedded: Embedded) -> str:
 def redis_url(embedded: Embedded) -> str:
     """A Redis server's URL: TEST_REDIS_URL's, else an embedded one.
 
-    Under pytest-xdist (`make test` runs `-n 2`) only the first worker uses TEST_REDIS_URL;
+    Under pytest-xdist (`make test` runs `-n 3`) only the first worker uses TEST_REDIS_URL;
     each other worker gets an embedded Redis of its own: the tests share fixed names on it
     (the `adminium` queue, the outbox drain's mark of connection `venue`, the live screens'
     channels), and a database number per worker would not part the channels, as Redis
