@@ -16,6 +16,8 @@ import redis
 from rq import Queue
 
 from core.basics.actors import Actor
+from core.store.store import Store
+from core.writes.pipeline import WriteResult
 from jobs.sweep import minute_of, sweep_job_id
 from jobs.tick import enqueue_minute
 from jobs.worker import SweepWorker
@@ -42,6 +44,18 @@ def plain_sql_order(url: str, due: datetime) -> int:
         ).fetchone()
     assert row is not None
     return int(row[0])
+
+
+def staff_writes_order(store: Store, client: redis.Redis, due: datetime) -> WriteResult:
+    """A manager creates an order due at `due` through the pipeline, publishing on `client`."""
+    return write_by_person(
+        store,
+        "orders",
+        actor=Actor.person("staff@example.com", {"manager"}),
+        clock=lambda: datetime.now(UTC),
+        publisher=Publisher(client),
+        values={"due_at": due},
+    )
 
 
 def test_the_tick_enqueues_the_connections_with_something_due_first(
@@ -75,14 +89,7 @@ def test_the_tick_enqueues_the_connections_with_something_due_first(
             app = lookup_app(session, b, "shop")
             assert app is not None
             store = app_store(app)
-        written = write_by_person(
-            store,
-            "orders",
-            actor=Actor.person("staff@example.com", {"manager"}),
-            clock=lambda: datetime.now(UTC),
-            publisher=Publisher(client),
-            values={"due_at": start + timedelta(seconds=4)},
-        )
+        written = staff_writes_order(store, client, start + timedelta(seconds=4))
         assert client.zscore(HINTS, b) == pytest.approx((start + timedelta(seconds=4)).timestamp())
         # a gets a row in plain SQL after its sweep: no hint, swept in its turn all the same.
         in_a = plain_sql_order(urls[a], start + timedelta(seconds=2))
@@ -135,14 +142,7 @@ def test_a_persons_write_sends_its_events_and_its_hint_in_one_round_trip(
     due = datetime.now(UTC) + timedelta(minutes=30)
     try:
         monkeypatch.setattr(pool, "get_connection", counted)
-        written = write_by_person(
-            store,
-            "orders",
-            actor=Actor.person("staff@example.com", {"manager"}),
-            clock=lambda: datetime.now(UTC),
-            publisher=Publisher(client),
-            values={"due_at": due},
-        )
+        written = staff_writes_order(store, client, due)
         monkeypatch.undo()
         assert len(taken) == 1
         assert client.zscore(HINTS, name) == pytest.approx(due.timestamp())
