@@ -123,6 +123,7 @@ class VenuePool(QueuePool):
     def __init__(self, creator: Any, **kw: Any) -> None:
         super().__init__(creator, **kw)
         self.cold = False
+        self.disposed = False
         self.server: _Server | None = None
         """What its engine shares with the server's others (set by `Engines`)."""
 
@@ -144,12 +145,20 @@ class VenuePool(QueuePool):
             finally:
                 self._dec_overflow()
 
+    def dispose(self) -> None:
+        """Close the idle connections, and each in use as it is given back: the engine
+        disposed (`Engines.clear`, an engine let go) makes a new pool and drops this one, so
+        a connection handed back here later would wait in it, open, until the garbage
+        collector found it (psycopg's ResourceWarning)."""
+        super().dispose()
+        self.disposed = True
+
     def _do_get(self) -> Any:
         self.cold = False
         return super()._do_get()
 
     def _do_return_conn(self, record: Any) -> None:
-        if not self.cold:
+        if not (self.cold or self.disposed):
             super()._do_return_conn(record)
             return
         try:

@@ -176,6 +176,35 @@ def test_a_database_met_again_keeps_its_engine_and_one_in_use_as_it_cools_closes
         engines.clear()
 
 
+def test_a_connection_in_use_as_its_engine_is_disposed_closes_on_return(
+    server_database_url: str,
+) -> None:
+    """`Engines.clear` (tests, a process that forks) disposes of an engine while one of its
+    connections is in use: given back, it is closed at once, not left open in the dropped
+    pool for the garbage collector (psycopg's ResourceWarning, a session held till then)."""
+    tag = uuid.uuid4().hex[:8]
+    sep = "&" if "?" in server_database_url else "?"
+    url = f"{server_database_url}{sep}application_name=disposed-{tag}"
+    engines = Engines(2)
+    held = engines.get(url).connect()
+    held.exec_driver_sql("SELECT 1")
+    dbapi = held.connection.dbapi_connection
+    engines.clear()
+    held.close()  # given back to the pool its engine dropped
+    assert dbapi is not None and dbapi.closed
+    deadline = time.monotonic() + 5
+    while True:
+        with psycopg.connect(server_database_url) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+                (f"disposed-{tag}",),
+            ).fetchone()
+        if row == (0,) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)  # the server sees the closed socket a moment later
+    assert row == (0,)
+
+
 def test_the_worker_class_stops_a_job_at_its_timeout(client: redis.Redis, queue: Queue) -> None:
     job = queue.enqueue(time.sleep, 10, job_timeout=1)
     SweepWorker([queue], connection=client).work(burst=True)
