@@ -190,6 +190,12 @@ function restoreFocus() {
 ["htmx:beforeSwap", "htmx:oobBeforeSwap", "htmx:wsBeforeMessage"].forEach((name) => {
   document.addEventListener(name, rememberFocus);
 });
+// A push's swap gives focus back at once, in the same task: a key pressed as the push
+// lands would otherwise reach the page's body (Chromium runs input before a timer) and be
+// lost. A request's swap settles first; the timer is also a second chance for a push.
+["htmx:oobAfterSwap", "htmx:wsAfterMessage"].forEach((name) => {
+  document.addEventListener(name, restoreFocus);
+});
 ["htmx:afterSettle", "htmx:oobAfterSwap", "htmx:wsAfterMessage"].forEach((name) => {
   document.addEventListener(name, () => setTimeout(restoreFocus, 0));
 });

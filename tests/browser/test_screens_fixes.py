@@ -4,10 +4,12 @@ comes back; the pending screen draws its 24-hour timeline (a screenshot of each)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import redis
 import sqlalchemy as sa
 from playwright.sync_api import Page, expect
 
@@ -80,6 +82,57 @@ def test_set_aside_fixes_keep_focus_confirm_and_empty_the_list(
     screens_site.clock.now = at("2026-07-10 09:00")
     with screens_site.store().engine.begin() as conn:
         conn.execute(sa.text("ALTER TABLE public.orders DROP CONSTRAINT cancelled_needs_note"))
+
+
+def test_a_push_redrawing_the_focused_item_gives_focus_back_before_any_key_can_land(
+    page: Page, base: str, screens_site: Site, redis_url: str
+) -> None:
+    """A push that draws again the item whose "Try again now" has focus puts focus back on
+    the new button within the push's own task, so an Enter pressed as the push lands reaches
+    the button, not the page's body (a clean-clone run lost one so: no request was sent)."""
+    with screens_site.store().engine.begin() as conn:
+        conn.execute(sa.text(NEEDS_NOTE))
+    key = add_order(screens_site, at("2026-07-08 11:30"))
+    sweep(screens_site, redis_url, "2026-07-08 20:01")
+    was = screens_site.clock.now
+    screens_site.clock.now = at("2026-07-08 20:04")
+    try:
+        sign_in(page, base, "staff@venue.test", "/connections/venue/set-aside")
+        wait_live(page)
+        retry = page.locator(f"#aside-orders-{key}-retry")
+        retry.focus()
+        # What has focus as the push's message is done, read in the push's own task.
+        page.evaluate(
+            """() => {
+              window.focusAtPush = [];
+              document.addEventListener("htmx:wsAfterMessage", () => {
+                const active = document.activeElement;
+                window.focusAtPush.push(active && active.isConnected ? active.id : "");
+              });
+            }"""
+        )
+        before = retry.element_handle()
+        event = {
+            "connection": "venue",
+            "app": "venue",
+            "table": "orders",
+            "key": key,
+            "state": "placed",
+            "actor": "staff@venue.test",
+        }
+        with redis.Redis.from_url(redis_url) as client:
+            client.publish("adminium:rows:venue", json.dumps(event))
+        page.wait_for_function("() => window.focusAtPush.length > 0", timeout=LIVE_MS)
+        assert page.evaluate("window.focusAtPush[0]") == f"aside-orders-{key}-retry"
+        # The item was drawn afresh: the button that has focus is the new one.
+        assert before.evaluate("(old) => !old.isConnected")
+    finally:
+        # The venue's rule goes; the row's next try (21:01 UTC) moves it and it leaves.
+        with screens_site.store().engine.begin() as conn:
+            conn.execute(sa.text("ALTER TABLE public.orders DROP CONSTRAINT cancelled_needs_note"))
+        sweep(screens_site, redis_url, "2026-07-08 21:02")
+        screens_site.clock.now = was
+        assert screens_site.row("orders", key)["status"] == "cancelled"
 
 
 def test_pending_screen_draws_the_next_24_hours(
