@@ -139,6 +139,21 @@ def test_warm_engines_are_bounded_and_the_coldest_lets_its_connections_go(
         engines.clear()
 
 
+def sessions_named(server_url: str, name: str) -> int:
+    """The server's sessions of that application name, read again for up to 5 s until none
+    is left (the server sees a closed socket a moment later)."""
+    deadline = time.monotonic() + 5
+    while True:
+        with psycopg.connect(server_url) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
+            ).fetchone()
+        found = int(row[0]) if row else 0
+        if found == 0 or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
 def test_a_database_met_again_keeps_its_engine_and_one_in_use_as_it_cools_closes_on_return(
     server_database_url: str,
 ) -> None:
@@ -148,17 +163,7 @@ def test_a_database_met_again_keeps_its_engine_and_one_in_use_as_it_cools_closes
     engines = Engines(1)
 
     def open_on_server(i: int) -> int:
-        deadline = time.monotonic() + 5
-        while True:
-            with psycopg.connect(server_database_url) as conn:
-                row = conn.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
-                    (f"kept-{tag}-{i}",),
-                ).fetchone()
-            found = int(row[0]) if row else 0
-            if found == 0 or time.monotonic() > deadline:
-                return found
-            time.sleep(0.05)  # the server sees a closed socket a moment later
+        return sessions_named(server_database_url, f"kept-{tag}-{i}")
 
     try:
         first = engines.get(urls[0])
@@ -192,17 +197,7 @@ def test_a_connection_in_use_as_its_engine_is_disposed_closes_on_return(
     engines.clear()
     held.close()  # given back to the pool its engine dropped
     assert dbapi is not None and dbapi.closed
-    deadline = time.monotonic() + 5
-    while True:
-        with psycopg.connect(server_database_url) as conn:
-            row = conn.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
-                (f"disposed-{tag}",),
-            ).fetchone()
-        if row == (0,) or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)  # the server sees the closed socket a moment later
-    assert row == (0,)
+    assert sessions_named(server_database_url, f"disposed-{tag}") == 0
 
 
 def test_the_worker_class_stops_a_job_at_its_timeout(client: redis.Redis, queue: Queue) -> None:
