@@ -123,7 +123,6 @@ class VenuePool(QueuePool):
     def __init__(self, creator: Any, **kw: Any) -> None:
         super().__init__(creator, **kw)
         self.cold = False
-        self.disposed = False
         self.server: _Server | None = None
         """What its engine shares with the server's others (set by `Engines`)."""
 
@@ -149,16 +148,17 @@ class VenuePool(QueuePool):
         """Close the idle connections, and each in use as it is given back: the engine
         disposed (`Engines.clear`, an engine let go) makes a new pool and drops this one, so
         a connection handed back here later would wait in it, open, until the garbage
-        collector found it (psycopg's ResourceWarning)."""
+        collector found it (psycopg's ResourceWarning). It stays cold: nothing gets from it
+        again."""
         super().dispose()
-        self.disposed = True
+        self.cold = True
 
     def _do_get(self) -> Any:
         self.cold = False
         return super()._do_get()
 
     def _do_return_conn(self, record: Any) -> None:
-        if not (self.cold or self.disposed):
+        if not self.cold:
             super()._do_return_conn(record)
             return
         try:

@@ -98,7 +98,7 @@ def write_by_guest(
 def _tell(publisher: Publisher, store: Store, result: WriteResult, now: datetime) -> None:
     """After one write's commit: its events and the connection's due hint in one pipeline
     (one round trip to Redis), then the drains of what it queued."""
-    hint = writes_hint(store, [result], now)
+    hint = writes_hint(store, [result], now) if publisher.client is not None else None
     what = f"row events of {result.table} key={result.key}" + (" and its due hint" if hint else "")
     publisher.rows(result.events, what=what, also=hint)
     mail_queued(publisher, result)

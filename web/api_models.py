@@ -215,7 +215,7 @@ _SPEC_TEXTS: dict[int, tuple[Table, str]] = {}
 
 def _spec_text(spec: Table) -> str:
     """The spec's JSON, the key of the models built from it: dumped once per spec object
-    (a manifest parsed again is a new object), not at each write (~0.1 ms a dump)."""
+    (a manifest parsed again is a new object), not at each write."""
     kept = _SPEC_TEXTS.get(id(spec))
     if kept is not None and kept[0] is spec:
         return kept[1]

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from playwright.sync_api import Page, expect
 
 from core.basics.events import RowEvent
+from services.events import events_channel
 from tests.browser.test_screens import LIVE_MS, sign_in, sweep, wait_live
 from tests.integration.api_fixtures import Site
 from tests.integration.pipeline_fixtures import at
@@ -115,7 +116,7 @@ def test_a_push_redrawing_the_focused_item_gives_focus_back_before_any_key_can_l
         before = retry.element_handle()
         event = RowEvent("venue", "venue", "orders", key, "placed", "staff@venue.test")
         with redis.Redis.from_url(redis_url) as client:
-            client.publish("adminium:rows:venue", json.dumps(event.as_dict()))
+            client.publish(events_channel("venue"), json.dumps(event.as_dict()))
         page.wait_for_function("() => window.focusAtPush.length > 0", timeout=LIVE_MS)
         assert page.evaluate("window.focusAtPush[0]") == f"aside-orders-{key}-retry"
         # The item was drawn afresh: the button that has focus is the new one.
