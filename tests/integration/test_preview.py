@@ -4,11 +4,10 @@ given now, writing nothing. Every expected moment is worked out by hand from the
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
-import psycopg
 import pytest
 import sqlalchemy as sa
 
@@ -16,7 +15,7 @@ from core.preview.preview import Preview
 from core.store.store import Store
 from core.sweep.sweep import sweep_connection
 from services.preview import parse_set, preview_values
-from services.storage import engine_for, open_session
+from services.storage import open_session
 from tests.integration.preview_fixtures import Diner, build_diner
 
 
@@ -199,39 +198,57 @@ def test_a_holds_minutes_lowered(diner: Diner) -> None:
     assert {(c.kind, c.what) for c in found.changes} == {("hold", "hold 1")}
 
 
-def _commits(server_url: str, database: str) -> int:
-    """The database's committed transactions once every backend on it has gone (a backend
-    flushes its counts as it exits), read on a fresh snapshot."""
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        for _ in range(200):
-            gone = conn.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (database,)
-            ).fetchone()
-            if gone is not None and gone[0] == 0:
-                break
-            time.sleep(0.05)
-        conn.execute("SELECT pg_stat_clear_snapshot()")
-        row = conn.execute(
-            "SELECT xact_commit FROM pg_stat_database WHERE datname = %s", (database,)
-        ).fetchone()
-    assert row is not None
-    return int(row[0])
+@contextmanager
+def _commits_on(database: str) -> Iterator[list[str]]:
+    """Every commit any SQLAlchemy engine makes on the named database while the block runs
+    (the statement-level event, not the server's counters, which a backend flushes as it
+    exits and an autovacuum worker adds to, both in their own time)."""
+    seen: list[str] = []
+
+    def commit(conn: sa.Connection) -> None:
+        if conn.engine.url.database == database:
+            seen.append(str(conn.engine.url))
+
+    sa.event.listen(sa.Engine, "commit", commit)
+    try:
+        yield seen
+    finally:
+        sa.event.remove(sa.Engine, "commit", commit)
+
+
+def _catalog(diner: Diner) -> list[tuple[object, ...]]:
+    """The venue database's schemas, relations, columns and sequences' positions: what a
+    committed DDL statement or a rolled-back insert's nextval would change."""
+    return [
+        *diner.rows(
+            "SELECT n.nspname, c.relname, c.relkind, a.attname,"
+            " format_type(a.atttypid, a.atttypmod)"
+            " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0"
+            " AND NOT a.attisdropped"
+            " WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')"
+            " ORDER BY 1, 2, 4"
+        ),
+        *diner.rows("SELECT schemaname, sequencename, last_value FROM pg_sequences ORDER BY 1, 2"),
+    ]
 
 
 def _contents(diner: Diner) -> list[tuple[object, ...]]:
-    """Every row of the venue database's app and Adminium tables, as text."""
+    """Every row of every table of the venue database, as text, and its catalog."""
     tables = diner.rows(
-        "SELECT table_schema || '.' || table_name FROM information_schema.tables"
-        " WHERE table_schema IN ('diner', 'tickets', 'adminium') ORDER BY 1"
+        "SELECT quote_ident(table_schema) || '.' || quote_ident(table_name)"
+        " FROM information_schema.tables"
+        " WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1"
     )
+    assert {name.split(".")[0] for (name,) in tables} >= {"diner", "tickets", "adminium"}
     found: list[tuple[object, ...]] = []
     for (name,) in tables:
         found += [(name, *row) for row in diner.rows(f"SELECT t::text FROM {name} AS t ORDER BY 1")]
-    return found
+    return found + _catalog(diner)
 
 
 def test_a_preview_writes_nothing_and_its_due_at_once_is_what_the_sweep_then_moves(
-    diner: Diner, server_database_url: str
+    diner: Diner,
 ) -> None:
     now = utc(2026, 10, 23, 20, 30)  # 21:30 BST on Friday 23 Oct
     keys = [
@@ -254,20 +271,13 @@ def test_a_preview_writes_nothing_and_its_due_at_once_is_what_the_sweep_then_mov
     database = diner.engine.url.database
     assert database is not None
     before_rows = _contents(diner)
-    diner.dispose()
-    # A backend's start commits one transaction of its own: the baseline, in the same run,
-    # is one connection that reads a row and rolls back.
-    start = _commits(server_database_url, database)
-    with engine_for(diner.venue_url).connect() as conn:
-        conn.execute(sa.text("SELECT count(*) FROM diner.orders"))
-        conn.rollback()
-    diner.dispose()
-    before = _commits(server_database_url, database)
-    found = preview(diner, "opening_hours[weekday=fri].closes=21:00", now=now)
-    diner.dispose()
-    after = _commits(server_database_url, database)
-    assert before - start == 1
-    assert after - before == before - start
+    # The test's own commit is seen, so the listener hears this database's engines.
+    with _commits_on(database) as probe:
+        diner.sql("SELECT 1")
+    assert probe != []
+    with _commits_on(database) as commits:
+        found = preview(diner, "opening_hours[weekday=fri].closes=21:00", now=now)
+    assert commits == []
     assert _contents(diner) == before_rows
     assert sorted(int(c.key) for c in found.due_at_once) == keys[:2]
     assert [int(c.key) for c in found.of("set-aside")] == [keys[2]]
