@@ -34,18 +34,21 @@ def answers(port: int) -> bool:
 
 
 @contextmanager
-def procfile_web(config: Mapping[str, Any]) -> Iterator[int]:
-    """The Procfile's web line on a site's databases; its port."""
-    with procfile_webs(config, 1) as ports:
+def procfile_web(config: Mapping[str, Any], log: Path | None = None) -> Iterator[int]:
+    """The Procfile's web line on a site's databases (its output to `log`, if given); its
+    port."""
+    with procfile_webs(config, 1, log) as ports:
         yield ports[0]
 
 
 @contextmanager
-def procfile_webs(config: Mapping[str, Any], count: int) -> Iterator[list[int]]:
+def procfile_webs(
+    config: Mapping[str, Any], count: int, log: Path | None = None
+) -> Iterator[list[int]]:
     """`count` web processes of the Procfile's line on a site's databases, started
-    together; their ports."""
+    together (their output to `log`, if given); their ports."""
     ports = [free_port() for _ in range(count)]
-    processes = [_start(config, port) for port in ports]
+    processes = [_start(config, port, log) for port in ports]
     try:
         for port in ports:
             wait_for("the web answers", lambda port=port: answers(port), UP_SECONDS)
@@ -61,7 +64,7 @@ def procfile_webs(config: Mapping[str, Any], count: int) -> Iterator[list[int]]:
                 process.wait(5)
 
 
-def _start(config: Mapping[str, Any], port: int) -> subprocess.Popen[bytes]:
+def _start(config: Mapping[str, Any], port: int, log: Path | None) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "DATABASE_URL": config["DATABASE_URL"],
@@ -70,11 +73,12 @@ def _start(config: Mapping[str, Any], port: int) -> subprocess.Popen[bytes]:
         "PORT": str(port),
         "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
     }
-    return subprocess.Popen(
-        ["/bin/sh", "-c", read_procfile(ROOT / "Procfile")["web"]],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    with open(log or os.devnull, "ab") as output:  # the child keeps its own descriptor
+        return subprocess.Popen(
+            ["/bin/sh", "-c", read_procfile(ROOT / "Procfile")["web"]],
+            cwd=ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
