@@ -4,11 +4,13 @@ web app, and a real socket client on an open board."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 
 import pytest
 import redis
+import requests
 from simple_websocket import Client, ConnectionClosed
 
 from services.events import Publisher
@@ -153,3 +155,60 @@ def test_a_board_opened_while_redis_answers_is_told_nothing(host: str, cookie: s
     finally:
         if board.connected:
             board.close()
+
+
+def test_no_socket_opens_between_the_hub_subscribing_again_and_the_screens_told(
+    site: Site, host: str, cookie: str, own_redis: RedisOnPort, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hub, subscribed again, pushes each shown connection's clock state and then closes
+    # every socket it told Redis was down (1011). A socket whose handshake came between the
+    # two was closed with them: accepted, then dropped, its reopen and refetch wasted. The
+    # pushes are held here, so the window is as long as the test needs: a handshake in it is
+    # refused (503, which the page retries).
+    live = site.app.extensions["adminium.live"]
+    armed, entered, release = threading.Event(), threading.Event(), threading.Event()
+    pushing = live.push_clock_states
+
+    def held() -> None:
+        if armed.is_set():
+            entered.set()
+            assert release.wait(30)
+        pushing()
+
+    monkeypatch.setattr(live, "push_clock_states", held)
+    board = open_board(host, cookie)
+    try:
+        own_redis.stop()
+        # Told, the header's clock state too (the push of Redis going): the next push is the
+        # one after subscribing again.
+        heard(board, [WORDS, CLOCK.format(kind="redis")], TOLD_WITHIN)
+        armed.set()
+        own_redis.start()
+        assert entered.wait(TOLD_WITHIN + 5.0), "the hub did not subscribe again"
+        # The handshake as a browser sends it (a refused one leaves simple_websocket's
+        # client socket open, so it is sent here as the HTTP request it is).
+        refused = requests.get(
+            f"http://{host}{BOARD_SOCKET}",
+            headers={
+                "Cookie": cookie,
+                "Connection": "Upgrade",
+                "Upgrade": "websocket",
+                "Sec-WebSocket-Version": "13",
+                "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+            },
+            timeout=10,
+        )
+        assert refused.status_code == 503, refused.text
+        release.set()
+        assert closed_with(board, TOLD_WITHIN + 5.0) == 1011
+    finally:
+        release.set()
+        if board.connected:
+            board.close()
+    # Once the screens are told, a socket opens and stays open.
+    reopened = open_board(host, cookie)
+    try:
+        assert reopened.receive(timeout=0.5) is None
+        assert reopened.connected
+    finally:
+        reopened.close()

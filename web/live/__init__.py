@@ -8,8 +8,9 @@ socket (re)opens. When Redis fails, every open screen is told at once ("Redis do
 answer", a banner, and its header's clock state), its socket kept open; once the hub has
 subscribed again the banner is emptied and the socket closed with 1011, a code the ws
 extension reconnects on, so the screen refetches what it may have missed. A handshake is
-refused (503, which the extension retries) until the hub has subscribed, so a screen opens,
-says "live" and refetches only when no change can slip by unpushed. A handshake must come
+refused (503, which the extension retries) until the hub has subscribed, and, after a loss,
+until the screens told of it have been closed, so a screen opens, says "live" and refetches
+only when no change can slip by unpushed, and is not closed again at once. A handshake must come
 from a page of this host (Origin).
 
 The hub also watches the clock: every few seconds it reads the sweep health of each

@@ -2,7 +2,8 @@
 
 A handshake must come from a page of this host (Origin) and a signed-in user who may see
 the screen; it is refused (503, which the ws extension retries) until the hub has
-subscribed. An open socket sends what the hub queues for it, all that waits in one message.
+subscribed (after a loss, until it has closed the screens it told so). An open socket
+sends what the hub queues for it, all that waits in one message.
 """
 
 from __future__ import annotations

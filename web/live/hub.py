@@ -181,13 +181,15 @@ class Hub:
                     self.flush()  # the burst is over (or there was none)
                     continue
                 if message["type"] == "psubscribe":
-                    # Redis confirmed the subscription: from here on no event is missed,
-                    # so sockets may open (and their screens refetch).
-                    self.subscribed.set()
-                    log.info("live events: subscribed to %s*", CHANNEL_PREFIX)
+                    # Redis confirmed the subscription: from here on no event is missed.
+                    # The screens told it was down are told it answers (and closed, to
+                    # reopen) first; only then may sockets open, so none opened meanwhile
+                    # is closed with them (and its refetch wasted).
                     if self.redis_down:
                         self.push_clock_states()  # before the screens reopen (their header)
                         self.tell_redis_answers()
+                    self.subscribed.set()
+                    log.info("live events: subscribed to %s*", CHANNEL_PREFIX)
                 elif message["type"] == "pmessage":
                     self.deliver(message["data"])
                 if self.pending and time.monotonic() - self.pending_since >= coalesce:
