@@ -72,7 +72,16 @@ def clear_orders(site: Site) -> None:
 
 
 def colour(page: Page, selector: str) -> str:
-    return str(page.locator(selector).evaluate("c => getComputedStyle(c).backgroundColor"))
+    """The element's background as the page draws it now, read in one task: a locator's
+    evaluate finds the element first and reads it after, and a refetch that redraws the
+    column between the two leaves it detached (an empty colour: red once under load)."""
+    found = page.evaluate(
+        "s => { const c = document.querySelector(s);"
+        " return c && getComputedStyle(c).backgroundColor; }",
+        selector,
+    )
+    assert found, f"{selector} is not on the page"
+    return str(found)
 
 
 def test_a_ticket_turns_amber_then_red_by_its_pickup_time_oldest_first(

@@ -64,7 +64,9 @@ def procfile_webs(
                 process.wait(5)
 
 
-def _start(config: Mapping[str, Any], port: int, log: Path | None) -> subprocess.Popen[bytes]:
+def _start(
+    config: Mapping[str, Any], port: int, log: Path | None = None
+) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "DATABASE_URL": config["DATABASE_URL"],
