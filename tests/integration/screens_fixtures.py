@@ -5,6 +5,7 @@ The fixtures over them (`screens_site`, `signed_in`) are in conftest.py.
 
 from __future__ import annotations
 
+import http.client
 import re
 import threading
 from collections.abc import Iterator
@@ -140,3 +141,24 @@ def forbid_cancel_with_note(site: Site) -> None:
     """Add the venue's own CHECK that refuses cancelling an order that has a note."""
     with site.store().engine.begin() as conn:
         conn.execute(sa.text(CHECK_NO_NOTE))
+
+
+def handshake(host: str, path: str, cookie: str, origin: str | None = None) -> int:
+    """A browser's opening handshake for the socket at `path`, sent by hand; the status it
+    gets (101: opened). simple_websocket's client leaves its socket open when refused."""
+    name, port = host.split(":")
+    conn = http.client.HTTPConnection(name, int(port), timeout=10)
+    headers = {
+        "Upgrade": "websocket",
+        "Connection": "Upgrade",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version": "13",
+        "Cookie": cookie,
+    }
+    if origin is not None:
+        headers["Origin"] = origin
+    try:
+        conn.request("GET", path, headers=headers)
+        return conn.getresponse().status
+    finally:
+        conn.close()

@@ -3,7 +3,6 @@ the web process is subscribed to Redis, so its refetch on open misses no change.
 
 from __future__ import annotations
 
-import http.client
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from simple_websocket import Client, ConnectionClosed
 
 from services.models import db
 from tests.integration.api_fixtures import Site
-from tests.integration.screens_fixtures import served, sign_in
+from tests.integration.screens_fixtures import handshake, served, sign_in
 from web import create_app
 
 pytestmark = pytest.mark.integration
@@ -41,26 +40,6 @@ def cookie_of(client: FlaskClient) -> str:
     return f"session={cookie.value}"
 
 
-def handshake(host: str, cookie: str, origin: str | None) -> int:
-    """A browser's opening handshake sent by hand; the status it gets (101: opened)."""
-    name, port = host.split(":")
-    conn = http.client.HTTPConnection(name, int(port), timeout=10)
-    headers = {
-        "Upgrade": "websocket",
-        "Connection": "Upgrade",
-        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
-        "Sec-WebSocket-Version": "13",
-        "Cookie": cookie,
-    }
-    if origin is not None:
-        headers["Origin"] = origin
-    try:
-        conn.request("GET", SOCKET, headers=headers)
-        return conn.getresponse().status
-    finally:
-        conn.close()
-
-
 @pytest.mark.parametrize(
     "origin",
     ["http://evil.example", "http://127.0.0.1:1", "null", "http://127.0.0.1.evil.example"],
@@ -68,7 +47,7 @@ def handshake(host: str, cookie: str, origin: str | None) -> int:
 def test_a_socket_from_another_origin_is_refused(
     signed_in: Callable[[str], FlaskClient], base_url: str, origin: str
 ) -> None:
-    assert handshake(base_url, cookie_of(signed_in("staff")), origin) == 403
+    assert handshake(base_url, SOCKET, cookie_of(signed_in("staff")), origin) == 403
 
 
 @pytest.mark.parametrize("origin", ["http://{host}", "HTTPS://{host}", None])
@@ -77,7 +56,7 @@ def test_a_socket_from_this_site_opens(
 ) -> None:
     # No Origin: no browser, so no other site's page riding on the cookie.
     sent = origin.format(host=base_url) if origin else None
-    assert handshake(base_url, cookie_of(signed_in("staff")), sent) == 101
+    assert handshake(base_url, SOCKET, cookie_of(signed_in("staff")), sent) == 101
 
 
 def test_no_socket_opens_while_redis_is_away(
@@ -96,7 +75,7 @@ def test_no_socket_opens_while_redis_is_away(
     try:
         for host in serve(app):
             # Opened, the screen would say "live" and refetch while no change can reach it.
-            assert handshake(host, cookie_of(client), f"http://{host}") == 503
+            assert handshake(host, SOCKET, cookie_of(client), f"http://{host}") == 503
     finally:
         app.extensions["adminium.live"].stopping.set()
         with app.app_context():

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-import requests
 from simple_websocket import Client, ConnectionClosed
 
 from services.events import Publisher
@@ -21,6 +20,7 @@ from tests.integration.pipeline_fixtures import at
 from tests.integration.recovery_fixtures import RedisOnPort, redis_on_port
 from tests.integration.screens_fixtures import (
     add_order,
+    handshake,
     installed_screens_site,
     served,
     signed_in_client,
@@ -185,20 +185,7 @@ def test_no_socket_opens_between_the_hub_subscribing_again_and_the_screens_told(
         armed.set()
         own_redis.start()
         assert entered.wait(TOLD_WITHIN + 5.0), "the hub did not subscribe again"
-        # The handshake as a browser sends it (a refused one leaves simple_websocket's
-        # client socket open, so it is sent here as the HTTP request it is).
-        refused = requests.get(
-            f"http://{host}{BOARD_SOCKET}",
-            headers={
-                "Cookie": cookie,
-                "Connection": "Upgrade",
-                "Upgrade": "websocket",
-                "Sec-WebSocket-Version": "13",
-                "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
-            },
-            timeout=10,
-        )
-        assert refused.status_code == 503, refused.text
+        assert handshake(host, BOARD_SOCKET, cookie) == 503
         release.set()
         assert closed_with(board, TOLD_WITHIN + 5.0) == 1011
     finally:

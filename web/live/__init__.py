@@ -10,8 +10,8 @@ subscribed again the banner is emptied and the socket closed with 1011, a code t
 extension reconnects on, so the screen refetches what it may have missed. A handshake is
 refused (503, which the extension retries) until the hub has subscribed, and, after a loss,
 until the screens told of it have been closed, so a screen opens, says "live" and refetches
-only when no change can slip by unpushed, and is not closed again at once. A handshake must come
-from a page of this host (Origin).
+only when no change can slip by unpushed, and is not closed again at once. A handshake must
+come from a page of this host (Origin).
 
 The hub also watches the clock: every few seconds it reads the sweep health of each
 connection an open screen shows and pushes the stalled banner when it changes. A web
